@@ -1,0 +1,3 @@
+from attnscope.cli import main
+
+main()

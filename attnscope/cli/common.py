@@ -1,0 +1,145 @@
+"""What every command shares: options, reading the prompt, error handling, output.
+
+Importing this module must stay cheap (no torch, no transformers, no rich): it is on
+the ``--help`` path. Each command imports the core inside its function body.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from attnscope.errors import AttnscopeError, ExitCode
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="Hub id, local HF folder, or .gguf file. Default: $ATTNSCOPE_MODEL or Qwen/Qwen2.5-0.5B-Instruct.",
+    ),
+]
+RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Hub revision (branch, tag or commit).")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto|cpu|cuda|mps (auto: cuda, then mps, then cpu).")]
+DtypeOpt = Annotated[
+    str, typer.Option("--dtype", help="auto|float32|bfloat16|float16 (auto: float32 on CPU, bfloat16 on CUDA).")
+]
+ChatOpt = Annotated[
+    bool, typer.Option("--chat", help="Apply the tokenizer's chat template, with the generation prompt.")
+]
+SystemOpt = Annotated[str | None, typer.Option("--system", help="System message for --chat.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the view.")]
+SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also write the view to this SVG file.")]
+HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write the view to this HTML file.")]
+WidthOpt = Annotated[int | None, typer.Option("--width", help="Terminal width for the view.", min=40)]
+PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")]
+
+
+def stderr_line(message: str) -> None:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def handle_errors(fn: F) -> F:
+    """Turn AttnscopeError (and other failures) into one stderr line and an exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except AttnscopeError as exc:
+            stderr_line(f"attnscope: error: {exc.message}")
+            raise typer.Exit(int(exc.code)) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except BrokenPipeError:
+            _silence_stdout()
+            raise typer.Exit(0) from None
+        except MemoryError:
+            stderr_line("attnscope: error: out of memory; try a shorter prompt, fewer layers, or --device cuda")
+            raise typer.Exit(int(ExitCode.RESOURCE)) from None
+        except Exception as exc:
+            if type(exc).__name__ == "OutOfMemoryError":
+                stderr_line(
+                    f"attnscope: error: out of memory on the device ({exc}); try fewer layers or a shorter prompt"
+                )
+                raise typer.Exit(int(ExitCode.RESOURCE)) from None
+            if os.environ.get("ATTNSCOPE_DEBUG"):
+                raise
+            stderr_line(
+                f"attnscope: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]} "
+                "(set ATTNSCOPE_DEBUG=1 for the traceback)"
+            )
+            raise typer.Exit(70) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def read_prompt(prompt: str) -> str:
+    """The prompt itself, or stdin for '-'; strict UTF-8."""
+    if prompt != "-":
+        return prompt
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AttnscopeError(f"stdin is not valid UTF-8 (byte {exc.start})") from None
+    return text.rstrip("\n")
+
+
+def progress(message: str) -> None:
+    stderr_line(f"attnscope: {message}")
+
+
+def load(model: str | None, revision: str | None, device: str, dtype: str, device_map: str | None = None) -> Any:
+    from attnscope.loading import load as _load
+
+    return _load(model, revision=revision, device=device, dtype=dtype, device_map=device_map, progress=progress)
+
+
+def write_json(doc: dict[str, Any]) -> None:
+    """One JSON document on stdout, in one write, only after everything succeeded."""
+    text = json.dumps(doc, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def emit(
+    result: Any, *, as_json: bool, svg: str | None = None, html: str | None = None, width: int | None = None
+) -> None:
+    """Print a result as JSON or as its view (and write SVG/HTML); warnings go to stderr."""
+    for warning in getattr(result, "warnings", []) or []:
+        stderr_line(f"attnscope: {warning}")
+    if as_json:
+        if svg or html:
+            _export(result, svg, html, width)
+        write_json(result.to_json())
+        return
+    from attnscope import render
+
+    view = render.render(result)
+    if svg or html:
+        render.export(view, svg=svg, html=html, width=width, title=f"attnscope {result.SCHEMA}")
+    render.console(width=width).print(view)
+
+
+def _export(result: Any, svg: str | None, html: str | None, width: int | None) -> None:
+    from attnscope import render
+
+    render.export(render.render(result), svg=svg, html=html, width=width, title=f"attnscope {result.SCHEMA}")

@@ -1,0 +1,258 @@
+"""Exact attention rows from a real forward pass, without eager attention's L x H x T x T.
+
+We register an attention function under the name ``attnscope`` with transformers 5's
+``AttentionInterface`` (and the sdpa mask builder under the same name with
+``AttentionMaskInterface``; without it ``create_causal_mask`` returns None and padding
+would be silently ignored). The function runs the model's own sdpa path for the layer
+output, and, for the layers and query positions that were asked for, computes the
+softmax rows in fp32 from the post-RoPE query and the key it was handed. GQA is handled
+by viewing query head ``h`` against KV head ``h // groups``; K/V are never copied per
+query head. The forward stops right after the last layer that is needed.
+
+Axes, everywhere: ``batch, head, query_pos, key_pos``. This module does not tokenize,
+load or print; it takes tensors and returns tensors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers import AttentionInterface, AttentionMaskInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import sdpa_mask
+
+from attnscope.errors import AttnscopeError, ExitCode
+
+IMPL = "attnscope"
+
+AttentionInterface.register(IMPL, lambda *a, **k: _attention(*a, **k))
+AttentionMaskInterface.register(IMPL, sdpa_mask)
+
+_UNSUPPORTED_KWARGS = ("s_aux", "sinks")
+
+
+class _StopForward(Exception):
+    """Raised inside the forward once every requested layer has been seen."""
+
+
+@dataclass
+class Request:
+    """What to keep from one forward pass.
+
+    ``positions`` is (batch, P): the query positions whose rows are wanted in each
+    sequence. ``layers`` are the layers whose rows are computed. ``keep_qkv``,
+    ``keep_output`` and ``keep_mask`` name layers whose post-RoPE q/k, v, pre-o_proj
+    output or the mask the model passed in are kept as well.
+    """
+
+    positions: torch.Tensor
+    layers: frozenset[int]
+    keep_qkv: frozenset[int] = frozenset()
+    keep_output: frozenset[int] = frozenset()
+    keep_mask: frozenset[int] = frozenset()
+    stop: bool = True
+
+
+@dataclass
+class Captured:
+    """What a forward pass left: rows[layer] is (batch, head, P, key_pos) fp32 on CPU."""
+
+    rows: dict[int, torch.Tensor] = field(default_factory=dict)
+    qkv: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+    output: dict[int, torch.Tensor] = field(default_factory=dict)
+    mask: dict[int, torch.Tensor | None] = field(default_factory=dict)
+    seen: set[int] = field(default_factory=set)
+
+
+_active: tuple[Request, Captured] | None = None
+
+
+def attention_rows(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    positions: torch.Tensor,
+    scaling: float,
+    mask: torch.Tensor | None,
+    sliding_window: int | None = None,
+) -> torch.Tensor:
+    """Softmax rows for selected query positions, in fp32.
+
+    query: (batch, head, q_len, head_dim), post-RoPE.
+    key: (batch, kv_head, kv_len, head_dim), post-RoPE, one per KV head.
+    positions: (batch, P) indices into q_len.
+    mask: None (plain causal), bool (batch, 1|head, q_len, kv_len) with True = attend,
+    or float additive of the same shape.
+    Returns (batch, head, P, kv_len). A row whose every key is masked (a padded query
+    under left padding) is returned as zeros, as sdpa does.
+    """
+    batch, n_heads, q_len, head_dim = query.shape
+    n_kv = key.shape[1]
+    kv_len = key.shape[2]
+    groups = n_heads // n_kv
+    n_pos = positions.shape[1]
+    idx = positions.to(query.device)[:, None, :, None].expand(batch, n_heads, n_pos, head_dim)
+    q_sel = torch.gather(query, 2, idx).float()  # (B, H, P, D)
+    q_sel = q_sel.view(batch, n_kv, groups, n_pos, head_dim)  # (B, KV, G, P, D): head h -> kv h // G
+    scores = torch.einsum("bkgpd,bktd->bkgpt", q_sel, key.float()) * scaling  # (B, KV, G, P, T)
+    scores = scores.reshape(batch, n_heads, n_pos, kv_len)  # (B, H, P, T)
+
+    offset = kv_len - q_len  # keys before the first query (a cache)
+    qpos = positions.to(query.device)[:, None, :, None] + offset  # (B, 1, P, 1)
+    kpos = torch.arange(kv_len, device=query.device)[None, None, None, :]  # (1, 1, 1, T)
+    if mask is None:
+        allowed = kpos <= qpos
+        if sliding_window is not None:
+            allowed = allowed & (kpos > qpos - sliding_window)
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    else:
+        m_idx = positions.to(mask.device)[:, None, :, None].expand(batch, mask.shape[1], n_pos, kv_len)
+        m_rows = torch.gather(mask, 2, m_idx)  # (B, 1|H, P, T)
+        if m_rows.dtype == torch.bool:
+            scores = scores.masked_fill(~m_rows, float("-inf"))
+        else:
+            m_rows = m_rows.float()
+            scores = scores + m_rows
+            scores = scores.masked_fill(m_rows <= torch.finfo(mask.dtype).min, float("-inf"))
+    empty = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (B, H, P, 1)
+    rows = torch.softmax(scores.masked_fill(empty, 0.0), dim=-1)
+    return rows.masked_fill(empty, 0.0)
+
+
+def _attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    out, _ = sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    if _active is None:
+        return out, None
+    request, captured = _active
+    layer = getattr(module, "layer_idx", None)
+    if layer is None:
+        raise AttnscopeError(
+            "this model's attention modules carry no layer_idx; attnscope cannot capture them",
+            ExitCode.MODEL,
+        )
+    for name in _UNSUPPORTED_KWARGS:
+        if kwargs.get(name) is not None:
+            raise AttnscopeError(
+                f"this model's attention uses '{name}' (attention sinks), which attnscope does not capture",
+                ExitCode.MODEL,
+            )
+    captured.seen.add(layer)
+    if layer in request.layers:
+        captured.rows[layer] = attention_rows(
+            query,
+            key,
+            request.positions,
+            float(kwargs.get("scaling") or query.shape[-1] ** -0.5),
+            attention_mask,
+            kwargs.get("sliding_window"),
+        ).cpu()
+    if layer in request.keep_qkv:
+        captured.qkv[layer] = (query.detach().cpu(), key.detach().cpu(), value.detach().cpu())
+    if layer in request.keep_output:
+        captured.output[layer] = out.detach().cpu()  # (B, T, H, D)
+    if layer in request.keep_mask:
+        captured.mask[layer] = None if attention_mask is None else attention_mask.detach().cpu()
+    wanted = request.layers | request.keep_qkv | request.keep_output | request.keep_mask
+    if request.stop and wanted and layer == max(wanted):
+        raise _StopForward
+    return out, None
+
+
+def prepare(model: torch.nn.Module) -> None:
+    """Switch a loaded model to the capturing attention; a clear error if it cannot be."""
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(model, "set_attn_implementation"):
+        raise AttnscopeError("not a transformers model; attnscope cannot capture it", ExitCode.MODEL)
+    if config._attn_implementation != IMPL:
+        try:
+            model.set_attn_implementation(IMPL)
+        except (ValueError, ImportError) as exc:  # pragma: no cover - depends on the architecture
+            raise AttnscopeError(
+                f"{type(model).__name__}: attention cannot be routed through attnscope ({exc})", ExitCode.MODEL
+            ) from exc
+    if config._attn_implementation != IMPL:
+        raise AttnscopeError(
+            f"{type(model).__name__} does not use transformers' AttentionInterface, so its attention "
+            "cannot be captured; attnscope supports Qwen2-style models (qwen2, qwen3, llama, ...)",
+            ExitCode.MODEL,
+        )
+
+
+@contextlib.contextmanager
+def _session(request: Request) -> Iterator[Captured]:
+    global _active
+    if _active is not None:
+        raise RuntimeError("capture sessions do not nest")
+    captured = Captured()
+    _active = (request, captured)
+    try:
+        yield captured
+    finally:
+        _active = None
+
+
+def decoder(model: torch.nn.Module) -> torch.nn.Module:
+    """The base decoder of a *ForCausalLM (no lm_head: logits are never computed here)."""
+    base = getattr(model, "model", None)
+    return base if isinstance(base, torch.nn.Module) else model
+
+
+def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
+    """(batch, T) positions that ignore padding, so a padded sequence sees the same RoPE
+    angles as when it runs alone."""
+    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
+def run(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    request: Request,
+    **forward_kwargs: Any,
+) -> Captured:
+    """One forward of the decoder with ``request`` active; returns what it captured.
+
+    input_ids, attention_mask: (batch, T). Layers after the last one requested do not run.
+    """
+    prepare(model)
+    device = next(model.parameters()).device
+    with _session(request) as captured, torch.inference_mode():
+        try:
+            decoder(model)(
+                input_ids=input_ids.to(device),
+                attention_mask=attention_mask.to(device),
+                position_ids=position_ids(attention_mask).to(device),
+                use_cache=False,
+                **forward_kwargs,
+            )
+        except _StopForward:
+            pass
+    missing = sorted((request.layers | request.keep_qkv | request.keep_output) - captured.seen)
+    if missing:
+        raise AttnscopeError(
+            f"layers {missing} never called the attention interface; this architecture cannot be captured",
+            ExitCode.MODEL,
+        )
+    return captured
+
+
+def check_finite(rows: dict[int, torch.Tensor]) -> None:
+    """Stop with a message naming the layer and head if any captured row is NaN or inf."""
+    for layer, r in rows.items():
+        bad = ~torch.isfinite(r)  # (B, H, P, T)
+        if bad.any():
+            head = int(bad.any(dim=-1).any(dim=-1).any(dim=0).nonzero()[0])
+            raise AttnscopeError(
+                f"NaN or inf in the attention weights at layer {layer}, head {head}; try --dtype float32",
+                ExitCode.NUMERIC,
+            )

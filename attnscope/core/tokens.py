@@ -1,0 +1,274 @@
+"""Tokenize a prompt and make every token readable; find query spans and positions.
+
+Byte-level BPE (Qwen, GPT-2) stores tokens as byte strings drawn in a private
+alphabet (``ìĤ¬``); a Korean syllable is three UTF-8 bytes and often ends up split
+across tokens. Here each token's bytes are recovered and laid over the text, so each
+token gets the characters it touches (``start``/``end``), and a token that holds only
+part of a character is labelled ``샀 1/2``. Words are whitespace-separated spans, as the
+note splits 민수는/사과를/샀다./그는/그것을; a special token is a word of its own.
+
+This module does not run the model and does not print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from attnscope.errors import AttnscopeError
+from attnscope.results.common import Query, Token, Word
+
+
+@dataclass(frozen=True)
+class Encoded:
+    text: str  # what the model reads (the chat template applied, if asked)
+    ids: list[int]
+    tokens: list[Token]
+    words: list[Word]
+    chat: bool
+
+
+@cache
+def _byte_decoder() -> dict[str, int]:
+    """Inverse of GPT-2's bytes_to_unicode: printable stand-in character -> byte."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
+
+
+def _special_ids(tokenizer: Any) -> set[int]:
+    ids = set(getattr(tokenizer, "all_special_ids", []) or [])
+    decoder = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    ids.update(int(i) for i, t in decoder.items() if getattr(t, "special", False))
+    return ids
+
+
+def _token_bytes(tokenizer: Any, ids: list[int]) -> list[bytes] | None:
+    """Each token's raw bytes, or None if this tokenizer is not byte-level BPE."""
+    table = _byte_decoder()
+    added = {int(i): t.content for i, t in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items()}
+    out: list[bytes] = []
+    for tid, piece in zip(ids, tokenizer.convert_ids_to_tokens(ids), strict=True):
+        if tid in added:
+            out.append(added[tid].encode("utf-8"))
+            continue
+        try:
+            out.append(bytes(table[c] for c in piece))
+        except KeyError:
+            return None
+    return out
+
+
+def _spans_from_bytes(text: str, pieces: list[bytes]) -> list[tuple[int, int, str | None, list[str]]] | None:
+    """(start, end, piece, parts) per token from its bytes; None if bytes != text."""
+    if b"".join(pieces) != text.encode("utf-8"):
+        return None
+    char_of_byte: list[int] = []
+    for ci, ch in enumerate(text):
+        char_of_byte.extend([ci] * len(ch.encode("utf-8")))
+    ranges = []
+    pos = 0
+    for p in pieces:
+        ranges.append((pos, pos + len(p)))
+        pos += len(p)
+    # Which tokens touch each character, to number the pieces of a split character.
+    touching: dict[int, list[int]] = {}
+    for ti, (bs, be) in enumerate(ranges):
+        if be > bs:
+            for ci in range(char_of_byte[bs], char_of_byte[be - 1] + 1):
+                touching.setdefault(ci, []).append(ti)
+    spans = []
+    for ti, (bs, be) in enumerate(ranges):
+        if be == bs:
+            prev = spans[-1][1] if spans else 0
+            spans.append((prev, prev, None, []))
+            continue
+        start, end = char_of_byte[bs], char_of_byte[be - 1] + 1
+        parts = []
+        for ci in range(start, end):
+            owners = touching[ci]
+            if len(owners) == 1:
+                parts.append(text[ci])
+            else:
+                parts.append(f"{text[ci]} {owners.index(ti) + 1}/{len(owners)}")
+        piece = None
+        solid = [ci for ci in range(start, end) if not text[ci].isspace()]
+        if len(solid) == 1 and len(touching[solid[0]]) > 1:
+            owners = touching[solid[0]]
+            piece = f"{owners.index(ti) + 1}/{len(owners)}"
+            parts = [f"{text[solid[0]]} {piece}"]
+        spans.append((start, end, piece, parts))
+    return spans
+
+
+def _display(parts: list[str], piece: str | None) -> str:
+    if piece is not None:
+        return parts[0]
+    shown = "".join(p if len(p) == 1 else f"[{p}]" for p in parts)
+    shown = shown.replace("\r", "").replace("\n", "↵").replace("\t", "⇥")
+    stripped = shown.strip(" ")
+    return stripped if stripped else "␣" * max(1, len(shown))
+
+
+def _words(text: str, spans: list[tuple[int, int]], special: list[bool]) -> tuple[list[int], list[Word]]:
+    """Word index per token: whitespace-separated spans, each special token its own word."""
+    word_of: list[int] = []
+    word_id = -1
+    prev_end_ws = True  # start of text counts as after whitespace
+    prev_special = False
+    for (start, end), is_special in zip(spans, special, strict=True):
+        seg = text[start:end]
+        body = seg.lstrip()
+        lead_ws = len(seg) - len(body) > 0
+        if is_special or prev_special or word_id < 0:
+            starts_new = True
+        elif not body:  # whitespace-only: stays with the word before it
+            starts_new = False
+        else:
+            starts_new = lead_ws or prev_end_ws
+        if starts_new:
+            word_id += 1
+        word_of.append(word_id)
+        prev_special = is_special
+        prev_end_ws = bool(seg) and seg[-1].isspace()
+    words = []
+    for w in range(word_id + 1):
+        members = [i for i, x in enumerate(word_of) if x == w]
+        start = spans[members[0]][0]
+        end = spans[members[-1]][1]
+        body = text[start:end].strip()
+        words.append(Word(index=w, text=body or _display(list(text[start:end]), None), tokens=members))
+    return word_of, words
+
+
+def readable(
+    tokenizer: Any, text: str, ids: list[int], offsets: list[tuple[int, int]] | None = None
+) -> tuple[list[Token], list[Word]]:
+    """Tokens with readable labels, character offsets and word indices."""
+    specials = _special_ids(tokenizer)
+    pieces = _token_bytes(tokenizer, ids)
+    spans = _spans_from_bytes(text, pieces) if pieces is not None else None
+    if spans is None:
+        # Not byte-level, or a normalizer changed the text: fall back to the tokenizer's offsets.
+        if offsets is None:
+            offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        spans = [(s, e, None, list(text[s:e])) for s, e in offsets]
+    is_special = [tid in specials for tid in ids]
+    word_of, words = _words(text, [(s, e) for s, e, _, _ in spans], is_special)
+    tokens = []
+    for i, ((start, end, piece, parts), tid) in enumerate(zip(spans, ids, strict=True)):
+        label = text[start:end] if is_special[i] else _display(parts, piece)
+        tokens.append(
+            Token(
+                index=i,
+                id=int(tid),
+                text=text[start:end],
+                start=start,
+                end=end,
+                word=word_of[i],
+                label=label,
+                piece=piece,
+                special=is_special[i],
+            )
+        )
+    return tokens, words
+
+
+def apply_chat(tokenizer: Any, prompt: str, system: str | None) -> str:
+    if not getattr(tokenizer, "chat_template", None):
+        raise AttnscopeError("--chat: this tokenizer has no chat template")
+    messages = []
+    if system is not None:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": prompt})
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return str(text)
+
+
+def check_prompt(prompt: str) -> None:
+    if not prompt or not prompt.strip():
+        raise AttnscopeError("the prompt is empty")
+
+
+def encode(tokenizer: Any, prompt: str, *, chat: bool = False, system: str | None = None) -> Encoded:
+    """Tokenize one prompt (with the chat template and generation prompt if ``chat``)."""
+    check_prompt(prompt)
+    if system is not None and not chat:
+        raise AttnscopeError("--system needs --chat")
+    text = apply_chat(tokenizer, prompt, system) if chat else prompt
+    ids = list(tokenizer(text, add_special_tokens=not chat)["input_ids"])
+    if not ids:
+        raise AttnscopeError("the prompt gives no tokens")
+    tokens, words = readable(tokenizer, text, ids)
+    return Encoded(text=text, ids=ids, tokens=tokens, words=words, chat=chat)
+
+
+def check_length(n_tokens: int, max_positions: int | None) -> None:
+    if max_positions and n_tokens > max_positions:
+        raise AttnscopeError(
+            f"the prompt has {n_tokens} tokens, more than this model's max_position_embeddings ({max_positions})"
+        )
+
+
+def _word_list(enc: Encoded) -> str:
+    shown = [w.text for w in enc.words if w.text]
+    if len(shown) > 30:
+        shown = shown[:30] + ["…"]
+    return ", ".join(shown)
+
+
+def find_query(enc: Encoded, query: str, occurrence: int | None = None, warnings: list[str] | None = None) -> Query:
+    """The span of ``query`` in the text; its position is the span's last token.
+
+    ``occurrence`` is 1-based. An ambiguous query without it takes the first and adds a
+    warning to ``warnings``.
+    """
+    if not query.strip():
+        raise AttnscopeError("--query is empty")
+    hits = []
+    at = enc.text.find(query)
+    while at >= 0:
+        hits.append(at)
+        at = enc.text.find(query, at + 1)
+    if not hits:
+        raise AttnscopeError(f"--query {query!r} is not in the prompt; its words are: {_word_list(enc)}")
+    if occurrence is None:
+        if len(hits) > 1 and warnings is not None:
+            warnings.append(
+                f"warning: {query!r} occurs {len(hits)} times; using the first (pick one with --occurrence 1..{len(hits)})"
+            )
+        occurrence = 1
+    if not 1 <= occurrence <= len(hits):
+        raise AttnscopeError(f"--occurrence {occurrence} is out of range: {query!r} occurs {len(hits)} time(s)")
+    qs = hits[occurrence - 1]
+    qe = qs + len(query)
+    span = [t.index for t in enc.tokens if t.start < qe and t.end > qs]
+    return Query(index=span[-1], text=query, span=span)
+
+
+def query_at(enc: Encoded, pos: int) -> Query:
+    n = len(enc.tokens)
+    if not -n <= pos < n:
+        raise AttnscopeError(f"--pos {pos} is out of range: the prompt has {n} tokens (0..{n - 1}, or -1..-{n})")
+    index = pos % n
+    return Query(index=index, text=enc.tokens[index].label, span=[index])
+
+
+def pick_query(
+    enc: Encoded, query: str | None, pos: int | None, occurrence: int | None, warnings: list[str] | None = None
+) -> Query:
+    """--query, --pos, or by default the last token."""
+    if query is not None and pos is not None:
+        raise AttnscopeError("give --query or --pos, not both")
+    if occurrence is not None and query is None:
+        raise AttnscopeError("--occurrence needs --query")
+    if query is not None:
+        return find_query(enc, query, occurrence, warnings)
+    return query_at(enc, -1 if pos is None else pos)

@@ -1,0 +1,194 @@
+"""The ``weights`` computation: capture query rows and build the note's chart from them.
+
+``query_rows`` runs one padded batch and returns, per sequence, the fp32 rows
+(layer, head, key_pos) of one query position, for the selected layers only; layers
+after the last one selected never run and no logits are computed. ``weights_result``
+wraps that into a :class:`WeightsResult` with the aggregate chart, the keys x layers
+strip and the per-head charts. It does not load models and does not print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from attnscope.core import capture
+from attnscope.core.select import parse_indices
+from attnscope.core.tokens import Encoded, check_length, encode, pick_query
+from attnscope.errors import AttnscopeError
+from attnscope.loading import Loaded
+from attnscope.results.common import Query
+from attnscope.results.weights import Bar, Chart, Strip, WeightsResult, WeightsView
+
+BYS = ("token", "word")
+AGGS = ("mean", "max")
+
+
+def pad_batch(encs: Sequence[Encoded], pad_id: int, side: str = "left") -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+    """(input_ids, attention_mask, offsets): both (batch, T); offsets[b] is where sequence b starts."""
+    width = max(len(e.ids) for e in encs)
+    ids = torch.full((len(encs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(encs), width), dtype=torch.long)
+    offsets = []
+    for b, e in enumerate(encs):
+        n = len(e.ids)
+        start = width - n if side == "left" else 0
+        ids[b, start : start + n] = torch.tensor(e.ids)
+        mask[b, start : start + n] = 1
+        offsets.append(start)
+    return ids, mask, offsets
+
+
+def pad_id(tokenizer: Any) -> int:
+    for name in ("pad_token_id", "eos_token_id"):
+        value = getattr(tokenizer, name, None)
+        if isinstance(value, int):
+            return value
+    return 0
+
+
+def query_rows(
+    loaded: Loaded, encs: Sequence[Encoded], queries: Sequence[int], layers: Sequence[int], side: str = "left"
+) -> list[torch.Tensor]:
+    """Per sequence, a (len(layers), head, query + 1) fp32 tensor of its query's rows.
+
+    All sequences run as one padded batch; each row is cut back to its own tokens, so
+    it equals the row the sequence would get alone.
+    """
+    ids, mask, offsets = pad_batch(encs, pad_id(loaded.tokenizer), side)
+    positions = torch.tensor([[off + q] for off, q in zip(offsets, queries, strict=True)])  # (B, 1)
+    got = capture.run(loaded.model, ids, mask, capture.Request(positions=positions, layers=frozenset(layers)))
+    capture.check_finite(got.rows)
+    stacked = torch.stack([got.rows[layer][:, :, 0, :] for layer in layers], dim=1)  # (B, L, H, T)
+    return [stacked[b, :, :, off : off + q + 1] for b, (off, q) in enumerate(zip(offsets, queries, strict=True))]
+
+
+def drop_sink(rows: torch.Tensor) -> torch.Tensor:
+    """rows (..., K): position 0 set to 0 and each row renormalised over the rest."""
+    if rows.shape[-1] < 2:
+        raise AttnscopeError("--no-sink: the query is position 0, so nothing is left once it is excluded")
+    out = rows.clone()
+    out[..., 0] = 0.0
+    return out / out.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+def group_keys(rows: torch.Tensor, enc: Encoded, q: int, by: str) -> tuple[torch.Tensor, list[tuple[str, list[int]]]]:
+    """Sum rows (..., q+1) over keys; returns (..., n_keys) and (label, token indices) per key."""
+    if by == "token":
+        keys = [(enc.tokens[i].label, [i]) for i in range(q + 1)]
+        return rows, keys
+    keys = []
+    for w in enc.words:
+        members = [i for i in w.tokens if i <= q]
+        if members:
+            label = w.text if len(members) == len(w.tokens) else w.text + " (to the query)"
+            keys.append((label, members))
+    grouped = torch.stack([rows[..., m].sum(dim=-1) for _, m in keys], dim=-1)
+    return grouped, keys
+
+
+def _chart(
+    values: torch.Tensor, keys: list[tuple[str, list[int]]], q: int, no_sink: bool, **where: int | None
+) -> Chart:
+    bars = [
+        Bar(
+            label=label,
+            tokens=members,
+            weight=float(v),
+            is_query=q in members,
+            excluded=no_sink and 0 in members and len(members) == 1,
+        )
+        for (label, members), v in zip(keys, values.tolist(), strict=True)
+    ]
+    return Chart(bars=bars, total=float(values.sum()), **where)
+
+
+def weights_result(
+    loaded: Loaded,
+    enc: Encoded,
+    query: Query,
+    rows: torch.Tensor,
+    layers: list[int],
+    heads: list[int],
+    view: WeightsView,
+    warnings: list[str] | None = None,
+) -> WeightsResult:
+    """Build the result from one sequence's rows (len(layers), all heads, query + 1)."""
+    if view.by not in BYS:
+        raise AttnscopeError(f"--by {view.by!r}: use token or word")
+    if view.agg not in AGGS:
+        raise AttnscopeError(f"--agg {view.agg!r}: use mean or max")
+    info = loaded.info
+    groups = info.num_attention_heads // info.num_key_value_heads
+    q = query.index
+    raw = rows[:, heads, :]  # (L, Hsel, q+1)
+    shown = drop_sink(raw) if view.no_sink else raw
+    grouped, keys = group_keys(shown, enc, q, view.by)  # (L, Hsel, K)
+    flat = grouped.reshape(-1, grouped.shape[-1])  # (L*Hsel, K)
+    combined = flat.mean(dim=0) if view.agg == "mean" else flat.max(dim=0).values
+    chart = _chart(combined, keys, q, view.no_sink)
+    strip_vals = grouped.mean(dim=1).T  # (K, L): mean over selected heads
+    strip = Strip(layers=list(layers), keys=[k for k, _ in keys], values=strip_vals.tolist())
+    per_head = []
+    if view.per_head:
+        for li, layer in enumerate(layers):
+            for hi, head in enumerate(heads):
+                per_head.append(
+                    _chart(grouped[li, hi], keys, q, view.no_sink, layer=layer, head=head, kv_head=head // groups)
+                )
+    notes = []
+    if view.no_sink:
+        notes.append("--no-sink: position 0 excluded and each head's row renormalised over positions 1..query")
+    if view.by == "word":
+        notes.append("--by word: each word's bar is the sum of its tokens' weights")
+    if len(layers) * len(heads) > 1:
+        if view.agg == "mean":
+            notes.append(f"mean over {len(layers)} layer(s) x {len(heads)} head(s)")
+        else:
+            notes.append(f"max over {len(layers)} layer(s) x {len(heads)} head(s): bars need not add up to 1")
+    return WeightsResult(
+        model=info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        words=enc.words,
+        query=query,
+        layers=list(layers),
+        heads=list(heads),
+        kv_heads=[h // groups for h in heads],
+        weights=raw.tolist(),
+        view=view,
+        chart=chart,
+        strip=strip,
+        per_head=per_head,
+        notes=notes,
+        warnings=list(warnings or []),
+    )
+
+
+def weights(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    query: str | None = None,
+    pos: int | None = None,
+    occurrence: int | None = None,
+    layer: str | None = None,
+    head: str | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    view: WeightsView | None = None,
+) -> WeightsResult:
+    """Everything ``attnscope weights`` does for one prompt."""
+    view = view or WeightsView()
+    info = loaded.info
+    layers = parse_indices(layer, info.num_hidden_layers, "layer")
+    heads = parse_indices(head, info.num_attention_heads, "head")
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    warnings: list[str] = []
+    q = pick_query(enc, query, pos, occurrence, warnings)
+    (rows,) = query_rows(loaded, [enc], [q.index], layers)
+    return weights_result(loaded, enc, q, rows, layers, heads, view, warnings)

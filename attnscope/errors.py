@@ -1,0 +1,31 @@
+"""The one error type a user can cause, and the exit codes the CLI returns.
+
+Every module raises :class:`AttnscopeError` for bad input (a prompt, an option, a
+model that cannot be loaded). The CLI turns it into one line on stderr and the
+exit code it carries. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    USAGE = 2  # bad option values, bad prompt, bad query (typer also uses 2)
+    MODEL = 3  # model cannot be found, loaded or captured
+    RESOURCE = 4  # not enough memory, device missing
+    NUMERIC = 5  # NaN or inf in captured numbers, a failed self-check
+    INPUT_FILE = 6  # a batch input or a render file is malformed
+
+
+class AttnscopeError(Exception):
+    """A user-facing error: its message is printed as one line, with ``code`` as exit status."""
+
+    def __init__(self, message: str, code: ExitCode = ExitCode.USAGE) -> None:
+        super().__init__(message)
+        self.message = " ".join(message.split())  # always one line
+        self.code = code
+
+    def __str__(self) -> str:
+        return self.message

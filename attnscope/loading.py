@@ -1,0 +1,318 @@
+"""Find and load a model: a hub id, a local HF folder, or a ``.gguf`` file.
+
+This is the only module that touches the disk or the hub. It picks the device and
+dtype, loads the tokenizer and the model, and caches GGUF conversions under the user
+cache dir (safetensors plus the tokenizer files, keyed by the file's sha256 and the
+dtype) so that only the first run pays for dequantizing. It does not compute
+attention and does not print: progress goes through the ``progress`` callback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.results.common import ModelInfo
+
+DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+DEVICES = ("auto", "cpu", "cuda", "mps")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+# Architectures whose attention goes through transformers' AttentionInterface with
+# the same (query, key, value, mask, scaling) contract as Qwen2.
+SUPPORTED_MODEL_TYPES = ("qwen2", "qwen3", "llama", "mistral", "qwen2_moe", "qwen3_moe", "olmo2", "gemma")
+
+Progress = Callable[[str], None]
+
+
+def default_model() -> str:
+    return os.environ.get("ATTNSCOPE_MODEL") or DEFAULT_MODEL
+
+
+def cache_root() -> Path:
+    env = os.environ.get("ATTNSCOPE_CACHE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "attnscope"
+
+
+@dataclass
+class Loaded:
+    """A model ready for capture, with the tokenizer and the facts the results report."""
+
+    model: Any  # a transformers PreTrainedModel
+    tokenizer: Any
+    info: ModelInfo
+    source: str  # "hub", "folder" or "gguf"
+    path: str  # what from_pretrained was finally given
+
+
+def _noop(_: str) -> None:
+    pass
+
+
+def pick_device(device: str) -> str:
+    import torch
+
+    if device not in DEVICES:
+        raise AttnscopeError(f"unknown --device {device!r}; use one of {', '.join(DEVICES)}")
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise AttnscopeError("--device cuda: no CUDA GPU is available here; use --device cpu", ExitCode.RESOURCE)
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise AttnscopeError("--device mps: MPS is not available here; use --device cpu", ExitCode.RESOURCE)
+    return device
+
+
+def pick_dtype(dtype: str, device: str, warn: Progress = _noop) -> Any:
+    import torch
+
+    if dtype not in DTYPES:
+        raise AttnscopeError(f"unknown --dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+    if dtype == "auto":
+        return torch.bfloat16 if device == "cuda" else torch.float32
+    if dtype == "float16" and device == "cpu":
+        warn("warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32")
+    return getattr(torch, dtype)
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, remembered per (path, size, mtime) so a 500 MB GGUF is hashed once."""
+    st = path.stat()
+    index_path = cache_root() / "hashes.json"
+    key = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    try:
+        index = json.loads(index_path.read_text())
+    except (OSError, ValueError):
+        index = {}
+    if isinstance(index, dict) and isinstance(index.get(key), str):
+        return str(index[key])
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            digest.update(chunk)
+    value = digest.hexdigest()
+    if not isinstance(index, dict):
+        index = {}
+    index[key] = value
+    try:
+        index_path.parent.mkdir(parents=True, exist_ok=True)
+        index_path.write_text(json.dumps(index))
+    except OSError:
+        pass
+    return value
+
+
+def _quiet_transformers() -> None:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="transformers")
+
+
+def _hub_error(model_id: str, exc: BaseException) -> AttnscopeError:
+    from huggingface_hub import errors as hub_errors
+
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and len(chain) < 8:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    if any(isinstance(e, hub_errors.RevisionNotFoundError) for e in chain):
+        return AttnscopeError(f"model {model_id!r}: that --revision does not exist on the hub", ExitCode.MODEL)
+    if any(isinstance(e, (hub_errors.RepositoryNotFoundError, hub_errors.GatedRepoError)) for e in chain):
+        return AttnscopeError(
+            f"no model {model_id!r} on the Hugging Face hub (or it is gated or private)", ExitCode.MODEL
+        )
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached"
+    return AttnscopeError(
+        f"{why} and {model_id!r} is not in the local cache; pass a local folder "
+        "(--model ./Qwen2.5-0.5B-Instruct) or a GGUF file (--model qwen2.5-0.5b-instruct-q4_k_m.gguf)",
+        ExitCode.MODEL,
+    )
+
+
+def _check_config(config: Any, name: str) -> None:
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    model_type = getattr(config, "model_type", "?")
+    if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING:
+        raise AttnscopeError(f"{name}: a {model_type!r} model is not a causal language model", ExitCode.MODEL)
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        raise AttnscopeError(
+            f"{name}: attnscope does not capture {model_type!r} attention; supported: "
+            f"{', '.join(SUPPORTED_MODEL_TYPES)}",
+            ExitCode.MODEL,
+        )
+
+
+def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
+    """Convert a GGUF file once into an HF folder (config, safetensors, tokenizer)."""
+    import torch
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    progress(f"hashing {path.name}")
+    digest = file_sha256(path)
+    target = cache_root() / "gguf" / f"{digest[:24]}-{dtype_name}"
+    if (target / "model.safetensors").is_file() and (target / "config.json").is_file():
+        return target
+    progress(f"converting {path.name} once (dequantizing takes about a minute on 2 cores); cache: {target}")
+    t0 = time.perf_counter()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        progress(f"tokenizer converted in {time.perf_counter() - t0:.0f} s; dequantizing weights")
+        model = AutoModelForCausalLM.from_pretrained(
+            str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype_name)
+        )
+    except AttnscopeError:
+        raise
+    except Exception as exc:  # gguf raises many kinds on a corrupt file
+        raise AttnscopeError(
+            f"{path}: not a readable GGUF model ({type(exc).__name__}: {exc})", ExitCode.MODEL
+        ) from exc
+    _check_config(model.config, str(path))
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)
+    config["torch_dtype"] = dtype_name
+    (tmp / "config.json").write_text(json.dumps(config, indent=2))
+    save_model(model, str(tmp / "model.safetensors"))  # save_pretrained refuses GGUF-loaded models
+    tokenizer.save_pretrained(str(tmp))
+    (tmp / "source.json").write_text(json.dumps({"gguf": str(path.resolve()), "sha256": digest}))
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    progress(f"converted in {time.perf_counter() - t0:.0f} s")
+    return target
+
+
+def load_tokenizer(model: str | None = None, revision: str | None = None, progress: Progress = _noop) -> Any:
+    """Only the tokenizer (for commands that need no weights)."""
+    from transformers import AutoTokenizer
+
+    _quiet_transformers()
+    spec, kind = resolve(model)
+    try:
+        if kind == "gguf":
+            path = Path(spec)
+            digest = file_sha256(path)
+            cached = (
+                next((cache_root() / "gguf").glob(f"{digest[:24]}-*"), None)
+                if (cache_root() / "gguf").is_dir()
+                else None
+            )
+            if cached is not None and (cached / "tokenizer_config.json").is_file():
+                return AutoTokenizer.from_pretrained(str(cached))
+            progress(f"reading the tokenizer from {path.name}")
+            return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        return AutoTokenizer.from_pretrained(spec, revision=revision)
+    except AttnscopeError:
+        raise
+    except OSError as exc:
+        if kind == "hub":
+            raise _hub_error(spec, exc) from exc
+        raise AttnscopeError(f"{spec}: no tokenizer could be loaded ({exc})", ExitCode.MODEL) from exc
+    except Exception as exc:
+        raise AttnscopeError(
+            f"{spec}: no tokenizer could be loaded ({type(exc).__name__}: {exc})", ExitCode.MODEL
+        ) from exc
+
+
+def resolve(model: str | None) -> tuple[str, str]:
+    """(spec, kind) where kind is 'hub', 'folder' or 'gguf'; a clear error for a missing path."""
+    spec = model or default_model()
+    path = Path(spec).expanduser()
+    looks_local = spec.startswith((".", "/", "~")) or spec.lower().endswith(".gguf") or spec.count("/") > 1
+    if path.is_file():
+        if path.suffix.lower() == ".gguf":
+            return str(path), "gguf"
+        raise AttnscopeError(f"{spec}: a model file must be a .gguf file (or pass an HF folder)", ExitCode.MODEL)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise AttnscopeError(f"{spec}: folder has no config.json, so it is not an HF model folder", ExitCode.MODEL)
+        return str(path), "folder"
+    if looks_local:
+        raise AttnscopeError(f"{spec}: no such file or folder", ExitCode.MODEL)
+    return spec, "hub"
+
+
+def load(
+    model: str | None = None,
+    *,
+    revision: str | None = None,
+    device: str = "auto",
+    dtype: str = "auto",
+    device_map: str | None = None,
+    progress: Progress = _noop,
+) -> Loaded:
+    """Load tokenizer and model, switched to attnscope's capturing attention."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from attnscope.core import capture
+
+    _quiet_transformers()
+    spec, kind = resolve(model)
+    dev = pick_device(device) if device_map is None else "cpu"
+    torch_dtype = pick_dtype(dtype, dev if device_map is None else "cuda", progress)
+    dtype_name = str(torch_dtype).removeprefix("torch.")
+    t0 = time.perf_counter()
+    path = spec
+    if kind == "gguf":
+        path = str(_gguf_cache(Path(spec), dtype_name, progress))
+    progress(f"loading {spec}")
+    try:
+        config = AutoConfig.from_pretrained(path, revision=revision if kind == "hub" else None)
+        _check_config(config, spec)
+        tokenizer = AutoTokenizer.from_pretrained(path, revision=revision if kind == "hub" else None)
+        kwargs: dict[str, Any] = {"dtype": torch_dtype, "attn_implementation": "sdpa"}
+        if kind == "hub":
+            kwargs["revision"] = revision
+        if device_map is not None:
+            kwargs["device_map"] = device_map
+        net = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except AttnscopeError:
+        raise
+    except OSError as exc:
+        if kind == "hub":
+            raise _hub_error(spec, exc) from exc
+        raise AttnscopeError(f"{spec}: cannot load the model ({exc})", ExitCode.MODEL) from exc
+    except (ValueError, KeyError, RuntimeError) as exc:
+        raise AttnscopeError(f"{spec}: cannot load the model ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+    if device_map is None:
+        net = net.to(dev)
+    net.eval()
+    capture.prepare(net)
+    cfg = net.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    info = ModelInfo(
+        id=spec,
+        num_hidden_layers=int(cfg.num_hidden_layers),
+        num_attention_heads=int(cfg.num_attention_heads),
+        num_key_value_heads=int(getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads),
+        dtype=dtype_name,
+        device=str(next(net.parameters()).device) if device_map is None else f"device_map={device_map}",
+        model_type=str(cfg.model_type),
+        head_dim=int(head_dim),
+    )
+    progress(f"loaded in {time.perf_counter() - t0:.1f} s ({info.device}, {dtype_name})")
+    return Loaded(model=net, tokenizer=tokenizer, info=info, source=kind, path=path)

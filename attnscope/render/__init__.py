@@ -1,0 +1,118 @@
+"""Rich rendering: turns a result object into a renderable. The only place rich is imported.
+
+``render(result)`` dispatches on the result's schema to the module that draws it
+(``attnscope.render.<name>``). ``console()`` makes the console the CLI prints to and
+``export()`` writes the same view as SVG or HTML. Nothing here computes numbers
+beyond rounding and scaling for display.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+from pathlib import Path
+from typing import IO
+
+from rich.console import Console, RenderableType
+
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.results import Result
+
+SHADES = " ░▒▓█"
+EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def bar(weight: float, width: int = 30) -> str:
+    """A horizontal bar of ``weight * width`` cells, in eighths of a cell."""
+    cells = max(0.0, min(1.0, weight)) * width
+    full = int(cells)
+    rest = int(round((cells - full) * 8))
+    if rest == 8:
+        full, rest = full + 1, 0
+    return "█" * full + (EIGHTHS[rest] if rest else "")
+
+
+def shade(value: float, top: float = 1.0) -> str:
+    """One shading character for ``value`` on a 0..top scale (works with no colour)."""
+    if top <= 0 or value <= 0:
+        return SHADES[0]
+    level = min(len(SHADES) - 1, int(round(value / top * (len(SHADES) - 1))))
+    return SHADES[max(1, level)] if value > 0.005 * top else SHADES[0]
+
+
+def heat_style(value: float, top: float = 1.0) -> str:
+    """A colour for a heat cell (ignored when colour is off)."""
+    frac = 0.0 if top <= 0 else max(0.0, min(1.0, value / top))
+    if frac < 0.005:
+        return "grey35"
+    r = int(40 + 215 * frac)
+    g = int(60 + 120 * (1 - abs(frac - 0.5) * 2))
+    b = int(200 * (1 - frac))
+    return f"rgb({r},{g},{b})"
+
+
+def render(result: Result) -> RenderableType:
+    """The human view of any result."""
+    name = result.SCHEMA.removeprefix("attnscope.").split("/")[0]
+    try:
+        module = importlib.import_module(f"attnscope.render.{name}")
+    except ModuleNotFoundError as exc:
+        raise AttnscopeError(f"no human view for {result.SCHEMA}", ExitCode.INPUT_FILE) from exc
+    renderable: RenderableType = module.render(result)
+    return renderable
+
+
+def console(width: int | None = None, file: IO[str] | None = None, stderr: bool = False) -> Console:
+    """Console for the terminal: colour only on a TTY, NO_COLOR honoured by rich."""
+    return Console(width=width, file=file, stderr=stderr, soft_wrap=False, highlight=False)
+
+
+def to_text(renderable: RenderableType, width: int = 100) -> str:
+    """Plain text of a renderable (tests and snapshots)."""
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False).print(renderable)
+    return buf.getvalue()
+
+
+def export(renderable: RenderableType, *, svg: str | None, html: str | None, width: int | None, title: str) -> None:
+    """Write the view as SVG and/or HTML; colours and bars survive, text stays text."""
+    rec = Console(record=True, width=width or 110, file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    rec.print(renderable)
+    try:
+        if svg:
+            Path(svg).write_text(
+                rec.export_svg(title=title, clear=False, font_aspect_ratio=0.6, code_format=_SVG_FORMAT),
+                encoding="utf-8",
+            )
+        if html:
+            Path(html).write_text(rec.export_html(clear=False, code_format=_HTML_FORMAT), encoding="utf-8")
+    except OSError as exc:
+        raise AttnscopeError(f"cannot write {svg or html}: {exc.strerror}", ExitCode.USAGE) from exc
+
+
+def print_stderr(message: str) -> None:
+    Console(stderr=True, highlight=False, soft_wrap=True).print(message, markup=False)
+
+
+def _font_stack() -> str:
+    return "'D2Coding', 'Noto Sans Mono CJK KR', 'Nanum Gothic Coding', 'Fira Code', 'DejaVu Sans Mono', monospace"
+
+
+def _svg_format() -> str:
+    from rich._export_format import CONSOLE_SVG_FORMAT
+
+    fmt: str = CONSOLE_SVG_FORMAT
+    return fmt.replace("font-family: Fira Code, monospace;", f"font-family: {_font_stack()};")
+
+
+def _html_format() -> str:
+    from rich._export_format import CONSOLE_HTML_FORMAT
+
+    fmt: str = CONSOLE_HTML_FORMAT
+    return fmt.replace(
+        "font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", f"font-family:{_font_stack()}"
+    )
+
+
+_SVG_FORMAT = _svg_format()
+_HTML_FORMAT = _html_format()

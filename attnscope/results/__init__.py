@@ -1,0 +1,145 @@
+"""Result types: frozen dataclasses of plain Python data, and their JSON form.
+
+Every command's core returns one result object. The JSON output and the human
+view are both made from that same object, and ``attnscope render`` rebuilds it
+from JSON with :func:`from_json`. Results hold lists, ints, floats, strings and
+nested result dataclasses only; no tensors. Floats are never rounded here.
+
+This package does not compute anything and never prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import types
+import typing
+from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin
+
+from attnscope.errors import AttnscopeError, ExitCode
+
+# Each command's result lives in its own submodule and registers its schema there.
+_RESULT_MODULES = (
+    "tokens",
+    "weights",
+    "mask",
+    "heads",
+    "matrix",
+    "info",
+    "trace",
+    "explain",
+    "rope",
+    "reuse",
+)
+
+_REGISTRY: dict[str, type[Result]] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """Base of every top-level result; subclasses set ``SCHEMA`` (e.g. ``attnscope.weights/1``)."""
+
+    SCHEMA: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.SCHEMA:
+            _REGISTRY[cls.SCHEMA] = cls
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document: ``schema`` first, then every field, floats unrounded."""
+        out: dict[str, Any] = {"schema": self.SCHEMA}
+        out.update(_to_plain(self))
+        return out
+
+
+def _to_plain(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [_to_plain(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _to_plain(v) for k, v in obj.items()}
+    return obj
+
+
+T = TypeVar("T")
+
+
+def _from_plain(tp: Any, value: Any, where: str) -> Any:
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if value is None:
+            return None
+        return _from_plain(args[0], value, where)
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise _bad(where, "a list")
+        (inner,) = get_args(tp)[:1]
+        return [_from_plain(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise _bad(where, "an object")
+        return value
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise _bad(where, "an object")
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name not in value:
+                if f.default is not dataclasses.MISSING:
+                    continue
+                if f.default_factory is not dataclasses.MISSING:
+                    continue
+                raise AttnscopeError(f"{where}: missing field '{f.name}'", ExitCode.INPUT_FILE)
+            kwargs[f.name] = _from_plain(hints[f.name], value[f.name], f"{where}.{f.name}")
+        return tp(**kwargs)
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _bad(where, "a number")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _bad(where, "an integer")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise _bad(where, "true or false")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise _bad(where, "a string")
+        return value
+    return value  # Any
+
+
+def _bad(where: str, what: str) -> AttnscopeError:
+    return AttnscopeError(f"{where}: expected {what}", ExitCode.INPUT_FILE)
+
+
+def result_types() -> dict[str, type[Result]]:
+    """Every registered schema name and its result class."""
+    for name in _RESULT_MODULES:
+        try:
+            importlib.import_module(f"attnscope.results.{name}")
+        except ModuleNotFoundError as exc:  # a command not built yet has no result module
+            if exc.name != f"attnscope.results.{name}":
+                raise
+    return dict(_REGISTRY)
+
+
+def from_json(doc: Any) -> Result:
+    """Rebuild a result from its JSON document; raises AttnscopeError when it is not one."""
+    if not isinstance(doc, dict) or "schema" not in doc:
+        raise AttnscopeError("not an attnscope result: no 'schema' field", ExitCode.INPUT_FILE)
+    registry = result_types()
+    schema = doc["schema"]
+    if schema not in registry:
+        known = ", ".join(sorted(registry))
+        raise AttnscopeError(f"unknown schema {schema!r}; known: {known}", ExitCode.INPUT_FILE)
+    cls = registry[schema]
+    body = {k: v for k, v in doc.items() if k != "schema"}
+    result: Result = _from_plain(cls, body, schema)
+    return result

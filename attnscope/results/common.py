@@ -1,0 +1,56 @@
+"""Pieces shared by several results: a token, the model facts, a query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token of the (possibly chat-templated) text.
+
+    ``start``/``end`` are character offsets into ``text`` of the whole input; ``text`` is
+    ``input[start:end]``: every character the token touches. A byte-level BPE token that
+    holds only some of a character's UTF-8 bytes has ``piece`` set to ``"k/n"``. ``label``
+    is the readable form the views print (``샀 1/2``, ``↵``, ``<|im_start|>``).
+    """
+
+    index: int
+    id: int
+    text: str
+    start: int
+    end: int
+    word: int
+    label: str
+    piece: str | None = None
+    special: bool = False
+
+
+@dataclass(frozen=True)
+class Word:
+    """A whitespace-separated span (or one special token) and the tokens in it."""
+
+    index: int
+    text: str
+    tokens: list[int]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    dtype: str
+    device: str
+    model_type: str = ""
+    head_dim: int = 0
+
+
+@dataclass(frozen=True)
+class Query:
+    """The chosen query position and the span it came from (token indices)."""
+
+    index: int
+    text: str
+    span: list[int]

@@ -1,0 +1,75 @@
+"""Shared fixtures: tiny GQA Qwen2 models and a tokenizer trained here, plus the real model.
+
+The tiny models are random with a fixed seed; treat every fixture as read-only.
+``real_model`` is the GGUF from shared/real-model/fetch.sh (or $ATTNSCOPE_REAL_MODEL);
+tests that use it are marked ``slow`` and skip when it is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tiny
+
+SEED = "민수는 사과를 샀다. 그는 그것을 먹었다."
+REAL_DEFAULT = Path.home() / ".cache" / "attnscope-real" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Any:
+    return tiny.train_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A saved HF folder: 3 layers, 4 query heads sharing 2 KV heads, head_dim 8."""
+    return tiny.save_model_dir(tmp_path_factory.mktemp("tiny-qwen2"))
+
+
+@pytest.fixture(scope="session")
+def model_dir_gqa7(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """7 query heads sharing 1 KV head, 2 layers."""
+    return tiny.save_model_dir(
+        tmp_path_factory.mktemp("tiny-qwen2-gqa7"), num_hidden_layers=2, num_attention_heads=7, num_key_value_heads=1
+    )
+
+
+@pytest.fixture(scope="session")
+def loaded(model_dir: Path) -> Any:
+    from attnscope.loading import load
+
+    return load(str(model_dir), device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="session")
+def real_model() -> Path:
+    path = Path(os.environ.get("ATTNSCOPE_REAL_MODEL", REAL_DEFAULT))
+    if not path.is_file():
+        pytest.skip(f"real model not present at {path} (run shared/real-model/fetch.sh)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_loaded(real_model: Path) -> Any:
+    from attnscope.loading import load
+
+    return load(str(real_model), device="cpu", dtype="float32")
+
+
+@pytest.fixture()
+def cli() -> Any:
+    """Invoke the CLI in-process: cli(args...) -> click Result (stdout and stderr apart)."""
+    from typer.testing import CliRunner
+
+    from attnscope.cli import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | bytes | None = None) -> Any:
+        return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+    return invoke

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-import tiny
 from attnscope.core import capture
 from attnscope.errors import AttnscopeError
+
+import tiny
 from conftest import SEED
 
 

@@ -139,6 +139,10 @@ def weights_result(
                     _chart(grouped[li, hi], keys, q, view.no_sink, layer=layer, head=head, kv_head=head // groups)
                 )
     notes = []
+    if enc.chat and q == len(enc.tokens) - 1:
+        notes.append(
+            "--chat: the last position ends the generation prompt; the assistant's first token is predicted here"
+        )
     if view.no_sink:
         notes.append("--no-sink: position 0 excluded and each head's row renormalised over positions 1..query")
     if view.by == "word":

@@ -73,15 +73,15 @@ def strip_table(strip: Strip, query_key: int | None = None) -> Table:
             Text(shade(v, top) * 2 if len(strip.layers) <= 10 else shade(v, top), style=heat_style(v, top)) for v in row
         ]
         table.add_row(Text(key, style="bold" if ki == query_key else ""), " ", *cells)
-    if len(strip.layers) > 10:
-        table.caption = (
-            f"layers {strip.layers[0]}..{strip.layers[-1]} (header shows the last digit); scale 0..{top:.2f}"
-        )
-    else:
-        table.caption = f"scale 0..{top:.2f}"
-    table.caption_justify = "left"
-    table.caption_style = "dim"
     return table
+
+
+def strip_caption(strip: Strip) -> Text:
+    top = max((max(row) for row in strip.values if row), default=1.0) or 1.0
+    where = (
+        f"layers {strip.layers[0]}..{strip.layers[-1]}, header shows the last digit; " if len(strip.layers) > 10 else ""
+    )
+    return Text(f"{where}shading scale 0..{top:.2f}", style="dim")
 
 
 def render(r: WeightsResult) -> RenderableType:
@@ -91,6 +91,7 @@ def render(r: WeightsResult) -> RenderableType:
         parts += [
             Text("keys x layers (mean over the selected heads; darker = more)", style="dim"),
             strip_table(r.strip, query_key),
+            strip_caption(r.strip),
             Text(""),
         ]
     if r.view.per_head and r.per_head:

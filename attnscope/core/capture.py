@@ -55,6 +55,7 @@ class Request:
     keep_output: frozenset[int] = frozenset()
     keep_mask: frozenset[int] = frozenset()
     stop: bool = True
+    heads: frozenset[int] | None = None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
 
 
 @dataclass
@@ -148,12 +149,15 @@ def _attention(
             )
     captured.seen.add(layer)
     if layer in request.layers:
+        q_in, k_in, m_in = query, key, attention_mask
+        if request.heads is not None:
+            q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
         captured.rows[layer] = attention_rows(
-            query,
-            key,
+            q_in,
+            k_in,
             request.positions,
             float(kwargs.get("scaling") or query.shape[-1] ** -0.5),
-            attention_mask,
+            m_in,
             kwargs.get("sliding_window"),
         ).cpu()
     if layer in request.keep_qkv:
@@ -168,7 +172,23 @@ def _attention(
     return out, None
 
 
-def prepare(model: torch.nn.Module) -> None:
+def _select_heads(
+    query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None, heads: list[int]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Only the given query heads, each paired with its own KV head, so that rows are
+    computed (and held) for those heads alone; groups becomes 1."""
+    n_heads = query.shape[1]
+    if heads and (heads[0] < 0 or heads[-1] >= n_heads):
+        raise AttnscopeError(f"heads {heads} out of range: this model has {n_heads} heads")
+    groups = n_heads // key.shape[1]
+    q_sel = query[:, heads]  # (B, h, q_len, D)
+    k_sel = key[:, [h // groups for h in heads]]  # (B, h, kv_len, D): head h reads KV head h // groups
+    if mask is not None and mask.shape[1] == n_heads:
+        mask = mask[:, heads]  # (B, h, q_len, kv_len)
+    return q_sel, k_sel, mask
+
+
+def prepare(model: Any) -> None:
     """Switch a loaded model to the capturing attention; a clear error if it cannot be."""
     config = getattr(model, "config", None)
     if config is None or not hasattr(model, "set_attn_implementation"):

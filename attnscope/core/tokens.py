@@ -84,7 +84,7 @@ def _spans_from_bytes(text: str, pieces: list[bytes]) -> list[tuple[int, int, st
         if be > bs:
             for ci in range(char_of_byte[bs], char_of_byte[be - 1] + 1):
                 touching.setdefault(ci, []).append(ti)
-    spans = []
+    spans: list[tuple[int, int, str | None, list[str]]] = []
     for ti, (bs, be) in enumerate(ranges):
         if be == bs:
             prev = spans[-1][1] if spans else 0

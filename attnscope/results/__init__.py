@@ -95,7 +95,7 @@ def _from_plain(tp: Any, value: Any, where: str) -> Any:
                     continue
                 raise AttnscopeError(f"{where}: missing field '{f.name}'", ExitCode.INPUT_FILE)
             kwargs[f.name] = _from_plain(hints[f.name], value[f.name], f"{where}.{f.name}")
-        return tp(**kwargs)
+        return tp(**kwargs)  # type: ignore[operator]
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _bad(where, "a number")

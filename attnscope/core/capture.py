@@ -55,7 +55,9 @@ class Request:
     keep_output: frozenset[int] = frozenset()
     keep_mask: frozenset[int] = frozenset()
     stop: bool = True
-    heads: frozenset[int] | None = None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
+    heads: frozenset[int] | None = (
+        None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
+    )
 
 
 @dataclass
@@ -246,6 +248,7 @@ def run(
     """
     prepare(model)
     device = next(model.parameters()).device
+    _guard_memory(model, input_ids, attention_mask, request, str(device))
     with _session(request) as captured, torch.inference_mode():
         try:
             decoder(model)(
@@ -264,6 +267,41 @@ def run(
             ExitCode.MODEL,
         )
     return captured
+
+
+def _guard_memory(
+    model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, request: Request, device: str
+) -> None:
+    """Refuse a run whose kept rows (on the CPU) or per-layer buffers (on ``device``) will not fit."""
+    from attnscope.core import memory
+
+    config = getattr(model, "config", None)
+    heads = int(getattr(config, "num_attention_heads", 1) or 1)
+    hidden = int(getattr(config, "hidden_size", 0) or 0)
+    batch, keys = input_ids.shape  # (B, T)
+    queries = int(request.positions.shape[1])  # (B, P)
+    kept_layers = len(request.keep_qkv | request.keep_output)
+    kept, transient = memory.capture_bytes(
+        layers=len(request.layers),
+        batch=batch,
+        heads=heads,
+        queries=queries,
+        keys=keys,
+        padded=bool((attention_mask == 0).any()),
+        kept_layers=kept_layers,
+        hidden=hidden,
+    )
+    what = f"attention rows for {len(request.layers)} layer(s) x {heads} heads x {queries} queries x {keys} keys"
+    if batch > 1:
+        what += f" x {batch} sequences"
+    suggestion = "select fewer layers (--layer), fewer queries, or a shorter prompt"
+    if device.startswith("cpu"):
+        memory.guard(kept + transient, what, suggestion)
+    else:
+        memory.guard(kept, what, suggestion)
+        memory.guard(
+            transient, f"one layer's scores for {heads} heads x {queries} queries x {keys} keys", suggestion, device
+        )
 
 
 def check_finite(rows: dict[int, torch.Tensor]) -> None:

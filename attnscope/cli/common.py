@@ -92,14 +92,19 @@ def _silence_stdout() -> None:
 
 
 def read_prompt(prompt: str) -> str:
-    """The prompt itself, or stdin for '-'; strict UTF-8."""
+    """The prompt itself, or stdin for '-'; strict UTF-8. An empty prompt is refused here,
+    before any model is loaded."""
     if prompt != "-":
+        if not prompt.strip():
+            raise AttnscopeError("the prompt is empty")
         return prompt
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise AttnscopeError(f"stdin is not valid UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise AttnscopeError("the prompt read from stdin is empty")
     return text.rstrip("\n")
 
 

@@ -154,8 +154,17 @@ def _check_config(config: Any, name: str) -> None:
     from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
 
     model_type = getattr(config, "model_type", "?")
-    if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING:
-        raise AttnscopeError(f"{name}: a {model_type!r} model is not a causal language model", ExitCode.MODEL)
+    # BERT, RoBERTa, Whisper... are registered for causal LM only as decoders; a saved
+    # encoder (architectures: BertModel, BertForMaskedLM) is not one.
+    archs = list(getattr(config, "architectures", None) or [])
+    encoder_only = (
+        model_type not in SUPPORTED_MODEL_TYPES
+        and bool(archs)
+        and not any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
+    )
+    if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or encoder_only:
+        what = f" ({', '.join(archs)})" if archs else ""
+        raise AttnscopeError(f"{name}: a {model_type!r} model{what} is not a causal language model", ExitCode.MODEL)
     if model_type not in SUPPORTED_MODEL_TYPES:
         raise AttnscopeError(
             f"{name}: attnscope does not capture {model_type!r} attention; supported: "
@@ -187,7 +196,8 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
         raise
     except Exception as exc:  # gguf raises many kinds on a corrupt file
         raise AttnscopeError(
-            f"{path}: not a readable GGUF model ({type(exc).__name__}: {exc})", ExitCode.MODEL
+            f"{path}: not a readable GGUF model; is the file complete? ({type(exc).__name__}: {exc})",
+            ExitCode.MODEL,
         ) from exc
     _check_config(model.config, str(path))
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")

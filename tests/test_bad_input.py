@@ -1,0 +1,375 @@
+"""Every bad input: one ``attnscope: error:`` line on stderr, a non-zero exit, nothing on stdout.
+
+Each case here backs one row of the bad-input table in ``docs/reliability.md``; each
+must fail if its handling is removed (the message, the exit code and the empty stdout
+are all checked). Most cases go through ``CliRunner``; a few run ``python -m
+attnscope`` in a subprocess for real stdout/stderr separation and a real environment
+(``HF_HUB_OFFLINE`` is read when huggingface_hub is imported).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from attnscope.core.select import parse_indices
+from attnscope.errors import AttnscopeError, ExitCode
+
+import tiny
+from conftest import SEED
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = "민수는, 사과를, 샀다., 그는, 그것을, 먹었다."
+
+
+def one_error(res: Any, code: int, *fragments: str) -> str:
+    """The run failed cleanly: exit ``code``, empty stdout, one error line holding ``fragments``."""
+    assert res.exit_code == code, (res.exit_code, res.stdout, res.stderr)
+    assert res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert "Traceback" not in res.stderr
+    assert all(line.startswith("attnscope: ") for line in lines), lines  # progress lines, then the error
+    errors = [line for line in lines if line.startswith("attnscope: error: ")]
+    assert len(errors) == 1 and errors[0] == lines[-1], lines
+    for fragment in fragments:
+        assert fragment in errors[0], (fragment, errors[0])
+    return errors[0]
+
+
+def no_model_loaded(res: Any) -> None:
+    assert "attnscope: loading" not in res.stderr  # refused before paying for the model
+
+
+# --- prompt -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", " \n\t "])
+@pytest.mark.parametrize("command", ["weights", "tokens"])
+def test_empty_prompt(cli: Any, model_dir: Path, command: str, prompt: str) -> None:
+    res = cli(command, prompt, "--model", str(model_dir))
+    one_error(res, ExitCode.USAGE, "the prompt is empty")
+    no_model_loaded(res)
+
+
+def test_empty_stdin(cli: Any, model_dir: Path) -> None:
+    res = cli("weights", "-", "--model", str(model_dir), input="\n\n")
+    one_error(res, ExitCode.USAGE, "the prompt read from stdin is empty")
+
+
+def test_stdin_is_read_for_dash(cli: Any, model_dir: Path) -> None:
+    res = cli("tokens", "-", "--model", str(model_dir), "--json", input=(SEED + "\n").encode())
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["text"] == SEED  # the trailing newline is dropped
+
+
+def test_invalid_utf8_on_stdin(cli: Any, model_dir: Path) -> None:
+    res = cli("weights", "-", "--model", str(model_dir), input="민수는".encode() + b"\xff\xfe")
+    one_error(res, ExitCode.USAGE, "stdin is not valid UTF-8", "byte 9")
+
+
+# --- query --------------------------------------------------------------------------------
+
+
+def test_query_not_in_prompt_lists_the_words(cli: Any, model_dir: Path) -> None:
+    res = cli("weights", SEED, "--query", "바나나", "--model", str(model_dir))
+    one_error(res, ExitCode.USAGE, "'바나나' is not in the prompt", f"its words are: {WORDS}")
+
+
+def test_ambiguous_query_warns_and_takes_the_first(cli: Any, model_dir: Path) -> None:
+    args = ("weights", SEED, "--model", str(model_dir), "--layer", "1", "--json")
+    res = cli(*args, "--query", "그")
+    assert res.exit_code == 0, res.stderr
+    assert "warning: '그' occurs 2 times; using the first (pick one with --occurrence 1..2)" in res.stderr
+    first = cli(*args, "--query", "그", "--occurrence", "1")
+    second = cli(*args, "--query", "그", "--occurrence", "2")
+    assert "warning" not in first.stderr
+    got, one, two = (json.loads(r.stdout) for r in (res, first, second))
+    assert got["query"] == one["query"] and got["weights"] == one["weights"]
+    assert two["query"]["index"] > one["query"]["index"]
+    first_token = one["tokens"][one["query"]["index"]]
+    assert first_token["start"] <= SEED.index("그") < first_token["end"]  # the first 그, in 그는
+
+
+@pytest.mark.parametrize("occurrence", ["3", "0", "-1"])
+def test_occurrence_out_of_range(cli: Any, model_dir: Path, occurrence: str) -> None:
+    res = cli("weights", SEED, "-q", "그", f"--occurrence={occurrence}", "--model", str(model_dir))
+    one_error(res, ExitCode.USAGE, f"--occurrence {occurrence} is out of range", "occurs 2 time(s)")
+
+
+@pytest.mark.parametrize("pos", ["28", "-29", "1000"])
+def test_pos_out_of_range(cli: Any, model_dir: Path, pos: str) -> None:
+    res = cli("weights", SEED, f"--pos={pos}", "--model", str(model_dir))
+    one_error(res, ExitCode.USAGE, f"--pos {pos} is out of range", "28 tokens (0..27, or -1..-28)")
+
+
+def test_query_option_conflicts(cli: Any, model_dir: Path) -> None:
+    m = ("--model", str(model_dir))
+    one_error(cli("weights", SEED, "-q", "그", "--pos", "1", *m), ExitCode.USAGE, "give --query or --pos, not both")
+    one_error(cli("weights", SEED, "--occurrence", "1", *m), ExitCode.USAGE, "--occurrence needs --query")
+    one_error(cli("weights", SEED, "-q", "  ", *m), ExitCode.USAGE, "--query is empty")
+
+
+# --- layer and head -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "option,value,fragments",
+    [
+        ("--layer", "3", ["--layer 3 is out of range", "3 layers (0..2, or -1..-3)"]),
+        ("--layer", "-4", ["--layer -4 is out of range", "(0..2, or -1..-3)"]),
+        ("--head", "4", ["--head 4 is out of range", "4 heads (0..3, or -1..-4)"]),
+        ("--layer", "0-7", ["--layer 7 is out of range"]),
+        ("--layer", "3-", ["'3-' is not a range; write it as A-B"]),
+        ("--layer", "a", ["--layer 'a' is not a number", "(valid: 0..2, or -1..-3)"]),
+        ("--head", "2-1", ["'2-1' runs backwards"]),
+        ("--head", "0,,1", ["has an empty item"]),
+        ("--head", "1.5", ["--head '1.5' is not a number"]),
+    ],
+)
+def test_layer_and_head_specs(cli: Any, model_dir: Path, option: str, value: str, fragments: list[str]) -> None:
+    res = cli("weights", SEED, f"{option}={value}", "--model", str(model_dir))
+    one_error(res, ExitCode.USAGE, *fragments)
+
+
+@pytest.mark.parametrize("spec", ["3-", "a", "5-2", "24", "-25", "-", "1-2-3", ","])
+def test_parse_indices_rejects(spec: str) -> None:
+    with pytest.raises(AttnscopeError) as err:
+        parse_indices(spec, 24, "layer")
+    assert err.value.code == ExitCode.USAGE and err.value.message.startswith("--layer ")
+
+
+def test_parse_indices_accepts() -> None:
+    assert parse_indices("0,3,20-23", 24, "layer") == [0, 3, 20, 21, 22, 23]
+    assert parse_indices("-3--1", 24, "layer") == [21, 22, 23]
+    assert parse_indices(" all ", 4, "head") == [0, 1, 2, 3]
+
+
+# --- length -------------------------------------------------------------------------------
+
+
+def test_prompt_longer_than_max_position_embeddings(cli: Any, model_dir: Path) -> None:
+    res = cli("weights", SEED * 10, "--model", str(model_dir))  # 280 tokens; the tiny model has 128
+    one_error(res, ExitCode.USAGE, "the prompt has 280 tokens", "max_position_embeddings (128)")
+
+
+# --- model --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import BertConfig, BertModel
+
+    path = tmp_path_factory.mktemp("tiny-bert")
+    tok = tiny.train_tokenizer()
+    config = BertConfig(
+        vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+    )
+    BertModel(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    path = tmp_path_factory.mktemp("tiny-gpt2")
+    tok = tiny.train_tokenizer()
+    config = GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, bos_token_id=0, eos_token_id=0)
+    GPT2LMHeadModel(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_not_a_causal_lm(cli: Any, bert_dir: Path) -> None:
+    res = cli("weights", SEED, "--model", str(bert_dir))
+    one_error(res, ExitCode.MODEL, "a 'bert' model (BertModel) is not a causal language model")
+
+
+def test_attention_that_cannot_be_captured(cli: Any, gpt2_dir: Path) -> None:
+    res = cli("weights", SEED, "--model", str(gpt2_dir))
+    one_error(res, ExitCode.MODEL, "attnscope does not capture 'gpt2' attention; supported: qwen2")
+
+
+@pytest.mark.parametrize("spec", ["./no-such-folder", "no-such-model.gguf", "/nowhere/at/all", "a/b/c"])
+@pytest.mark.parametrize("command", ["weights", "tokens"])
+def test_missing_folder_or_file(cli: Any, command: str, spec: str) -> None:
+    one_error(cli(command, SEED, "--model", spec), ExitCode.MODEL, f"{spec}: no such file or folder")
+
+
+def test_folder_without_config(cli: Any, tmp_path: Path) -> None:
+    one_error(cli("weights", SEED, "--model", str(tmp_path)), ExitCode.MODEL, "folder has no config.json")
+
+
+def test_file_that_is_not_gguf(cli: Any, tmp_path: Path) -> None:
+    f = tmp_path / "model.bin"
+    f.write_bytes(b"\x00" * 16)
+    one_error(cli("weights", SEED, "--model", str(f)), ExitCode.MODEL, "a model file must be a .gguf file")
+
+
+# Corrupt and truncated GGUF files: tests/test_gguf.py::test_corrupt_gguf_is_one_clear_error.
+
+
+def _repo_not_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every hub download fail the way the hub answers an unknown repo id (404)."""
+    import transformers.utils.hub as hf_hub
+    from huggingface_hub import errors as hub_errors
+
+    def fail(*_a: Any, **_k: Any) -> Any:
+        exc = hub_errors.RepositoryNotFoundError.__new__(hub_errors.RepositoryNotFoundError)
+        Exception.__init__(exc, "404 Client Error. Repository Not Found")
+        raise exc
+
+    for name in ("hf_hub_download", "snapshot_download"):
+        if hasattr(hf_hub, name):
+            monkeypatch.setattr(hf_hub, name, fail)
+
+
+@pytest.mark.parametrize("command", ["weights", "tokens"])
+def test_unknown_hub_id(cli: Any, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    _repo_not_found(monkeypatch)
+    res = cli(command, SEED, "--model", "nobody-at-all/no-such-model-xyz")
+    one_error(res, ExitCode.MODEL, "no model 'nobody-at-all/no-such-model-xyz' on the Hugging Face hub")
+
+
+def run_cli(*args: str, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    full_env.pop("ATTNSCOPE_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "attnscope", *args],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        env=full_env,
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+def test_hub_unreachable_offline_in_a_real_process() -> None:
+    res = run_cli("weights", SEED, "--model", "nobody-at-all/no-such-model-xyz", HF_HUB_OFFLINE="1")
+    err = res.stderr.decode()
+    assert res.returncode == ExitCode.MODEL, err
+    assert res.stdout == b""
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[-1].startswith("attnscope: error: HF_HUB_OFFLINE is set and 'nobody-at-all/no-such-model-xyz'")
+    assert "pass a local folder" in lines[-1] and ".gguf" in lines[-1]
+    assert sum("error" in line for line in lines) == 1
+
+
+def test_invalid_utf8_stdin_in_a_real_process(model_dir: Path) -> None:
+    res = run_cli("tokens", "-", "--model", str(model_dir), stdin=b"abc\xc3(")
+    assert res.returncode == ExitCode.USAGE
+    assert res.stdout == b""
+    assert res.stderr.decode().splitlines() == ["attnscope: error: stdin is not valid UTF-8 (byte 3)"]
+
+
+# --- device and dtype ---------------------------------------------------------------------
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cuda_without_a_gpu(cli: Any, model_dir: Path) -> None:
+    res = cli("weights", SEED, "--device", "cuda", "--model", str(model_dir))
+    one_error(res, ExitCode.RESOURCE, "--device cuda: no CUDA GPU is available here; use --device cpu")
+
+
+@pytest.mark.parametrize(
+    "option,value,fragment",
+    [
+        ("--device", "tpu", "unknown --device 'tpu'; use one of auto, cpu, cuda, mps"),
+        ("--dtype", "int8", "unknown --dtype 'int8'; use one of auto, float32, bfloat16, float16"),
+    ],
+)
+def test_unknown_device_or_dtype(cli: Any, model_dir: Path, option: str, value: str, fragment: str) -> None:
+    one_error(cli("weights", SEED, option, value, "--model", str(model_dir)), ExitCode.USAGE, fragment)
+
+
+def test_float16_on_cpu_warns_and_keeps_rows_fp32(cli: Any, model_dir: Path) -> None:
+    res = cli(
+        "weights", SEED, "--dtype", "float16", "--device", "cpu", "--layer", "2", "--model", str(model_dir), "--json"
+    )
+    assert res.exit_code == 0, res.stderr
+    assert (
+        "warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32" in res.stderr
+    )
+    doc = json.loads(res.stdout)
+    assert doc["model"]["dtype"] == "float16"
+    sums = torch.tensor(doc["weights"], dtype=torch.float64).sum(-1)  # (L, H)
+    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-6)  # an fp16 softmax would be off by ~1e-3
+
+
+# --- options checked before anything runs -------------------------------------------------
+
+
+def test_other_bad_options(cli: Any, model_dir: Path) -> None:
+    m = ("--model", str(model_dir))
+    one_error(cli("weights", SEED, "--by", "letter", *m), ExitCode.USAGE, "--by 'letter': use token or word")
+    one_error(cli("weights", SEED, "--agg", "sum", *m), ExitCode.USAGE, "--agg 'sum': use mean or max")
+    one_error(cli("weights", SEED, "--system", "hi", *m), ExitCode.USAGE, "--system needs --chat")
+    one_error(
+        cli("weights", SEED, "--pos", "0", "--no-sink", *m), ExitCode.USAGE, "the query is position 0, so nothing"
+    )
+    one_error(
+        cli("weights", SEED, "--layer", "0", "--svg", "/no/such/dir/x.svg", *m),
+        ExitCode.USAGE,
+        "cannot write /no/such/dir/x.svg",
+    )
+
+
+def test_typer_usage_errors_exit_2_with_nothing_on_stdout(cli: Any, model_dir: Path) -> None:
+    # Click formats these itself (a usage line, then the error); still exit 2 and an empty stdout.
+    for args in (("weights", SEED, "--width", "10"), ("weights", SEED, "--pos", "x"), ("weights", SEED, "--bogus")):
+        res = cli(*args, "--model", str(model_dir))
+        assert res.exit_code == 2 and res.stdout == ""
+        assert "Error" in res.stderr and "Traceback" not in res.stderr
+
+
+# --- numbers ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def nan_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with head 1's query weights in layer 1 set to NaN."""
+    from transformers import AutoModelForCausalLM
+
+    path = tiny.save_model_dir(tmp_path_factory.mktemp("tiny-nan"))
+    model = AutoModelForCausalLM.from_pretrained(path)
+    head_dim = model.config.hidden_size // model.config.num_attention_heads
+    with torch.no_grad():
+        model.model.layers[1].self_attn.q_proj.weight[head_dim : 2 * head_dim] = float("nan")  # (H*D, hidden)
+    model.save_pretrained(path)
+    return path
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_nan_in_rows_names_layer_and_head_and_prints_no_chart(cli: Any, nan_model_dir: Path, as_json: bool) -> None:
+    res = cli("weights", SEED, "--model", str(nan_model_dir), *(["--json"] if as_json else []))
+    one_error(res, ExitCode.NUMERIC, "NaN or inf in the attention weights at layer 1, head 1")
+    ok = cli("weights", SEED, "--model", str(nan_model_dir), "--layer", "0", "--json")  # layer 0 is untouched
+    assert ok.exit_code == 0
+
+
+def test_memory_guard_refuses_with_the_estimate(cli: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "1K")
+    res = cli("weights", SEED, "--model", str(model_dir), "--json")
+    # 3 layers x 4 heads x 1 query x 28 keys x 4 bytes kept, plus three one-layer buffers: 2688 bytes.
+    one_error(
+        res,
+        ExitCode.RESOURCE,
+        "attention rows for 3 layer(s) x 4 heads x 1 queries x 28 keys would need about 2.62 KiB",
+        "only 1 KiB can be used; select fewer layers (--layer)",
+    )
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "3K")
+    assert cli("weights", SEED, "--model", str(model_dir), "--json").exit_code == 0
+
+
+def test_bad_memory_limit_value(cli: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "lots")
+    one_error(cli("weights", SEED, "--model", str(model_dir)), ExitCode.USAGE, "ATTNSCOPE_MEMORY_LIMIT='lots'")

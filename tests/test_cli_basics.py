@@ -1,0 +1,150 @@
+"""The CLI as a pipe and a terminal sees it: fast --help, quiet broken pipes, NO_COLOR, --width.
+
+``--help`` and the pipe test run ``python -m attnscope`` in a subprocess (a real pipe, a
+fresh interpreter); the rest go through ``CliRunner``, whose stdout is not a TTY.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.cells import cell_len
+
+from conftest import SEED
+
+ROOT = Path(__file__).resolve().parent.parent
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+COLOUR = re.compile(r"\x1b\[[0-9;]*(?:38|48);[25];[0-9;]*m")  # a foreground/background colour
+
+
+def test_help_does_not_import_torch_transformers_or_rich() -> None:
+    code = (
+        "import sys\n"
+        "from attnscope.cli import app\n"
+        "for args in (['--help'], ['weights', '--help'], ['tokens', '--help']):\n"
+        "    try:\n"
+        "        app(args, prog_name='attnscope', standalone_mode=False)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = [m for m in ('torch', 'transformers', 'rich', 'tokenizers') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "Usage: attnscope weights" in res.stdout
+    assert res.stdout.strip().splitlines()[-1] == "HEAVY []"
+
+
+def test_broken_pipe_exits_quietly(model_dir: Path, tmp_path: Path) -> None:
+    # ~12k tokens: far more than a pipe buffer holds, so writes continue after head exits.
+    long_prompt = tmp_path / "long.txt"
+    long_prompt.write_text(" ".join([SEED] * 400), encoding="utf-8")
+    err, rc = tmp_path / "err.txt", tmp_path / "rc.txt"
+    script = (
+        f'"{sys.executable}" -m attnscope tokens - --model "{model_dir}" < "{long_prompt}" 2> "{err}" | head -1; '
+        f'echo "${{PIPESTATUS[0]}}" > "{rc}"'
+    )
+    res = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert res.stdout.count("\n") == 1 and "tokens" in res.stdout  # head got its one line
+    assert rc.read_text().strip() == "0"
+    stderr = err.read_text()
+    assert "BrokenPipe" not in stderr and "Traceback" not in stderr and "Exception ignored" not in stderr
+    assert stderr == ""
+
+
+def test_non_tty_output_is_plain_text_and_korean(cli: Any, model_dir: Path) -> None:
+    res = cli("weights", SEED, "--model", str(model_dir), "--layer", "0-1")
+    assert res.exit_code == 0, res.stderr
+    assert not ANSI.search(res.stdout)
+    assert "사과를" in res.stdout or "사 1/2" in res.stdout
+    assert "ì" not in res.stdout and "�" not in res.stdout  # no byte-level mojibake
+    tokens = cli("tokens", SEED, "--model", str(model_dir))
+    assert not ANSI.search(tokens.stdout) and "민 1/3" in tokens.stdout
+
+
+def test_colour_when_forced_and_none_with_no_color(cli: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ("weights", SEED, "--model", str(model_dir), "--layer", "0-2")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLORTERM", "truecolor")
+    forced = cli(*args)
+    assert forced.exit_code == 0
+    assert COLOUR.search(forced.stdout)  # the heat strip is coloured on a terminal
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = cli(*args)
+    assert plain.exit_code == 0
+    assert not COLOUR.search(plain.stdout)
+    assert ANSI.sub("", plain.stdout) == ANSI.sub("", forced.stdout)  # same view, colour aside
+
+
+@pytest.mark.parametrize("width", [40, 60, 100])
+def test_width_bounds_every_line(cli: Any, model_dir: Path, width: int) -> None:
+    for args in (("weights", SEED, "--per-head", "--layer", "1"), ("tokens", SEED)):
+        res = cli(*args, "--model", str(model_dir), "--width", str(width))
+        assert res.exit_code == 0, res.stderr
+        widest = max(cell_len(line) for line in res.stdout.splitlines())  # Korean is two cells wide
+        assert widest <= width, (args[0], width, widest)
+
+
+def test_json_is_one_document_in_one_line(cli: Any, model_dir: Path) -> None:
+    res = cli("weights", SEED, "--model", str(model_dir), "--json")
+    assert res.exit_code == 0
+    assert res.stdout.endswith("\n") and res.stdout.count("\n") == 1
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "attnscope.weights/1"
+    assert "민수는" in res.stdout  # ensure_ascii=False: Korean stays Korean in JSON too
+
+
+def test_failure_after_computing_leaves_stdout_empty(cli: Any, model_dir: Path) -> None:
+    # The SVG export fails after the rows were computed; the JSON must not have been written.
+    res = cli("weights", SEED, "--model", str(model_dir), "--json", "--svg", "/no/such/dir/view.svg")
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert res.stderr.splitlines()[-1].startswith("attnscope: error: cannot write /no/such/dir/view.svg")
+
+
+def test_svg_and_html_export_keep_korean(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    svg, html = tmp_path / "v.svg", tmp_path / "v.html"
+    res = cli("weights", SEED, "--model", str(model_dir), "--layer", "0", "--svg", str(svg), "--html", str(html))
+    assert res.exit_code == 0
+    assert "<svg" in svg.read_text(encoding="utf-8") and "<html" in html.read_text(encoding="utf-8").lower()
+    assert "민" in svg.read_text(encoding="utf-8") and "민" in html.read_text(encoding="utf-8")
+    assert "http://" not in html.read_text(encoding="utf-8").replace("http://www.w3.org", "")  # no CDN
+
+
+def test_internal_error_is_one_line_not_a_traceback(cli: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnscope.core.weights as core_weights
+
+    def boom(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("something\nwent wrong")
+
+    monkeypatch.setattr(core_weights, "weights", boom)
+    monkeypatch.delenv("ATTNSCOPE_DEBUG", raising=False)
+    res = cli("weights", SEED, "--model", str(model_dir))
+    assert res.exit_code == 70 and res.stdout == ""
+    last = res.stderr.splitlines()[-1]
+    assert last == (
+        "attnscope: internal error: RuntimeError: something went wrong (set ATTNSCOPE_DEBUG=1 for the traceback)"
+    )
+    assert "Traceback" not in res.stderr

@@ -1,0 +1,208 @@
+"""The GGUF loading path and its cache, on a tiny qwen2 GGUF written here with ``gguf``.
+
+The file carries what transformers reads from a llama.cpp GGUF: ``qwen2.*`` shape keys,
+a byte-level BPE tokenizer (``tokenizer.ggml.model = gpt2``, tokens, token types,
+merges, special ids, chat template) and F32 tensors under llama.cpp's names. It holds the
+same weights as the ``model_dir`` fixture, so rows through the GGUF path must equal the
+rows of the HF folder. ``ATTNSCOPE_CACHE`` points at a tmp dir in every test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from attnscope import loading
+from attnscope.core import capture
+from attnscope.errors import AttnscopeError, ExitCode
+
+import tiny
+from conftest import SEED
+
+
+def write_tiny_gguf(model_dir: Path, out: Path) -> Path:
+    """Write the HF folder ``model_dir`` (a tiny Qwen2 + byte-level BPE) as an F32 GGUF."""
+    import gguf
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoTokenizer
+
+    cfg = AutoConfig.from_pretrained(model_dir)
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    state = load_file(str(model_dir / "model.safetensors"))
+    writer = gguf.GGUFWriter(str(out), "qwen2")
+    writer.add_name("tiny-qwen2")
+    writer.add_block_count(cfg.num_hidden_layers)
+    writer.add_context_length(cfg.max_position_embeddings)
+    writer.add_embedding_length(cfg.hidden_size)
+    writer.add_feed_forward_length(cfg.intermediate_size)
+    writer.add_head_count(cfg.num_attention_heads)
+    writer.add_head_count_kv(cfg.num_key_value_heads)
+    writer.add_rope_freq_base(float(cfg.rope_parameters["rope_theta"]))
+    writer.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    writer.add_file_type(0)  # all F32
+    spec = json.loads(tok.backend_tokenizer.to_str())
+    tokens: list[str] = [""] * len(tok)
+    for text, index in spec["model"]["vocab"].items():
+        tokens[index] = text
+    for index, added in tok.added_tokens_decoder.items():
+        tokens[index] = added.content
+    special = {tok.convert_tokens_to_ids(s) for s in tiny.SPECIALS}
+    writer.add_tokenizer_model("gpt2")  # byte-level BPE
+    writer.add_tokenizer_pre("default")  # GPT-2's split regex, as the tiny tokenizer uses
+    writer.add_token_list(tokens)
+    writer.add_token_types([3 if i in special else 1 for i in range(len(tokens))])  # 3 = CONTROL
+    writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]])
+    writer.add_eos_token_id(tok.eos_token_id)
+    writer.add_pad_token_id(tok.pad_token_id)
+    writer.add_bos_token_id(tok.pad_token_id)
+    writer.add_add_bos_token(False)
+    writer.add_chat_template(tiny.CHAT_TEMPLATE)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN2, cfg.num_hidden_layers)
+    for name, tensor in state.items():
+        base, suffix = name.rsplit(".", 1)
+        gguf_name = names.get_name(base)
+        assert gguf_name is not None, name
+        writer.add_tensor(f"{gguf_name}.{suffix}", tensor.float().numpy())  # (out, in), as llama.cpp writes
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_gguf(model_dir, tmp_path_factory.mktemp("gguf") / "tiny-qwen2-f32.gguf")
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("ATTNSCOPE_CACHE", str(root))
+    return root
+
+
+@pytest.fixture()
+def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records every from_pretrained call that reads a GGUF (a conversion)."""
+    import transformers
+
+    calls: list[str] = []
+    for cls in (transformers.AutoModelForCausalLM, transformers.AutoTokenizer):
+        original = cls.from_pretrained
+
+        def spy(*args: Any, _orig: Any = original, _name: str = cls.__name__, **kwargs: Any) -> Any:
+            if kwargs.get("gguf_file"):
+                calls.append(_name)
+            return _orig(*args, **kwargs)
+
+        monkeypatch.setattr(cls, "from_pretrained", spy)
+    return calls
+
+
+def rows_for(loaded: Any, text: str) -> torch.Tensor:
+    ids = torch.tensor([loaded.tokenizer(text)["input_ids"]])  # (1, T)
+    T = ids.shape[1]
+    got = capture.run(
+        loaded.model,
+        ids,
+        torch.ones_like(ids),
+        capture.Request(positions=torch.arange(T)[None], layers=frozenset(range(loaded.info.num_hidden_layers))),
+    )
+    return torch.stack([got.rows[layer] for layer in sorted(got.rows)])  # (L, 1, H, T, T)
+
+
+def test_gguf_rows_match_the_hf_folder(tiny_gguf: Path, cache: Path, loaded: Any, conversions: list[str]) -> None:
+    from_gguf = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    assert from_gguf.source == "gguf"
+    assert conversions == ["AutoTokenizer", "AutoModelForCausalLM"]  # converted once
+    info = from_gguf.info
+    assert (info.num_hidden_layers, info.num_attention_heads, info.num_key_value_heads, info.head_dim) == (3, 4, 2, 8)
+    assert from_gguf.model.config.max_position_embeddings == 128
+    text = SEED + " héllo 😀 The cat"
+    assert from_gguf.tokenizer(text)["input_ids"] == loaded.tokenizer(text)["input_ids"]
+    assert from_gguf.tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    ) == loaded.tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    )
+    a, b = rows_for(from_gguf, text), rows_for(loaded, text)
+    assert a.shape == b.shape
+    assert float((a - b).abs().max()) < 1e-6
+
+
+def test_second_load_uses_the_cache(tiny_gguf: Path, cache: Path, conversions: list[str]) -> None:
+    first = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    assert len(conversions) == 2
+    digest = loading.file_sha256(tiny_gguf)
+    target = cache / "gguf" / f"{digest[:24]}-float32"
+    assert Path(first.path) == target
+    assert (target / "model.safetensors").is_file() and (target / "config.json").is_file()
+    assert json.loads((target / "source.json").read_text())["sha256"] == digest
+
+    second = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    assert len(conversions) == 2  # nothing reconverted
+    assert second.path == first.path
+    tok = loading.load_tokenizer(str(tiny_gguf))
+    assert len(conversions) == 2  # the tokenizer also comes from the cache
+    assert tok(SEED)["input_ids"] == first.tokenizer(SEED)["input_ids"]
+
+    # The cache is keyed by dtype too: bfloat16 is a second entry, converted once.
+    bf16 = loading.load(str(tiny_gguf), device="cpu", dtype="bfloat16")
+    assert len(conversions) == 4
+    assert Path(bf16.path).name == f"{digest[:24]}-bfloat16"
+    assert next(bf16.model.parameters()).dtype == torch.bfloat16
+    assert sorted(p.name for p in (cache / "gguf").iterdir()) == [f"{digest[:24]}-bfloat16", f"{digest[:24]}-float32"]
+
+
+def test_changed_file_is_converted_again(tiny_gguf: Path, cache: Path, tmp_path: Path, conversions: list[str]) -> None:
+    copy = tmp_path / "copy.gguf"
+    copy.write_bytes(tiny_gguf.read_bytes())
+    loading.load(str(copy), device="cpu", dtype="float32")
+    assert len(conversions) == 2
+    data = bytearray(copy.read_bytes())
+    data[-4:] = b"\x00\x00\x00\x40"  # last float of the last tensor (a norm weight, 1.0) becomes 2.0
+    copy.write_bytes(bytes(data))
+    loading.load(str(copy), device="cpu", dtype="float32")
+    assert len(conversions) == 4
+    assert len(list((cache / "gguf").iterdir())) == 2
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda good: b"GGUF" + b"\x00\x17" * 100, id="garbage"),
+        pytest.param(lambda good: good[: len(good) // 2], id="truncated-in-tensors"),
+        pytest.param(lambda good: good[:5000], id="truncated-in-metadata"),
+        pytest.param(lambda good: b"", id="empty"),
+    ],
+)
+def test_corrupt_gguf_is_one_clear_error(tiny_gguf: Path, cache: Path, tmp_path: Path, make: Any, cli: Any) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(make(tiny_gguf.read_bytes()))
+    with pytest.raises(AttnscopeError) as err:
+        loading.load(str(bad), device="cpu", dtype="float32")
+    assert err.value.code == ExitCode.MODEL
+    assert "not a readable GGUF" in err.value.message and "\n" not in err.value.message
+    assert not (cache / "gguf").is_dir() or not any((cache / "gguf").iterdir())  # nothing half-written is cached
+    for command in ("weights", "tokens"):
+        res = cli(command, SEED, "--model", str(bad))
+        assert res.exit_code == ExitCode.MODEL
+        assert res.stdout == ""
+        errors = [line for line in res.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and str(bad) in errors[0]
+        assert "Traceback" not in res.stderr
+
+
+def test_cli_on_gguf(tiny_gguf: Path, cache: Path, cli: Any, loaded: Any) -> None:
+    res = cli("weights", SEED, "--model", str(tiny_gguf), "--layer", "1", "--head", "2", "--json")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["model"]["id"] == str(tiny_gguf)
+    ref = cli("weights", SEED, "--model", loaded.path, "--layer", "1", "--head", "2", "--json")
+    expected = json.loads(ref.stdout)["weights"]
+    assert torch.allclose(torch.tensor(doc["weights"]), torch.tensor(expected), atol=1e-6)

@@ -1,0 +1,120 @@
+"""``attnscope mask``: the note's causal and padding mask grids, and the masks a model really applies.
+
+Without prompts it draws the note's illustration (``--size``, ``--pad``, ``--side``) and
+imports neither torch nor transformers. With prompts it pads them into one batch, draws
+each sequence's grid and checks it against the mask read from inside the model's
+forward; a disagreement still prints the result, then exits with status 5.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import (
+    ChatOpt,
+    DeviceOpt,
+    DtypeOpt,
+    HtmlOpt,
+    JsonOpt,
+    ModelOpt,
+    RevisionOpt,
+    SvgOpt,
+    SystemOpt,
+    WidthOpt,
+    emit,
+    handle_errors,
+    load,
+    read_prompt,
+    stderr_line,
+)
+from attnscope.errors import AttnscopeError, ExitCode
+
+
+@app.command("mask")
+@handle_errors
+def mask_cmd(
+    prompts: Annotated[
+        list[str] | None,
+        typer.Argument(help="Prompts to pad into one batch (- reads one from stdin). None: the note's illustration."),
+    ] = None,
+    size: Annotated[int | None, typer.Option("--size", help="Illustration: positions in the grid (default 4).")] = None,
+    pad: Annotated[int | None, typer.Option("--pad", help="Illustration: how many are pads (default 1).")] = None,
+    side: Annotated[
+        str | None, typer.Option("--side", help="Illustration: pads on the left|right (default left).")
+    ] = None,
+    padding_side: Annotated[
+        str | None, typer.Option("--padding-side", help="left|right; default: the tokenizer's own padding side.")
+    ] = None,
+    max_size: Annotated[
+        int, typer.Option("--max-size", help="Draw at most this many positions; longer grids are condensed.")
+    ] = 24,
+    model: ModelOpt = None,
+    revision: RevisionOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
+    chat: ChatOpt = False,
+    system: SystemOpt = None,
+    as_json: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+    width: WidthOpt = None,
+) -> None:
+    """Causal and padding masks: the note's grids, or a padded batch checked against the model's own mask."""
+    if not prompts:
+        _illustration_only(model, revision, padding_side, chat, system)
+        from attnscope.core.maskgrid import illustration
+
+        result = illustration(
+            size=4 if size is None else size,
+            pad=1 if pad is None else pad,
+            side="left" if side is None else side,
+            max_size=max_size,
+        )
+        emit(result, as_json=as_json, svg=svg, html=html, width=width)
+        return
+    given = [name for name, value in (("--size", size), ("--pad", pad), ("--side", side)) if value is not None]
+    if given:
+        raise AttnscopeError(
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for the illustration, which takes no prompts; "
+            "with prompts, use --padding-side to choose where the pads go"
+        )
+    if padding_side is not None and padding_side not in ("left", "right"):
+        raise AttnscopeError(f"--padding-side {padding_side!r}: use left or right")
+    if sum(p == "-" for p in prompts) > 1:
+        raise AttnscopeError("only one prompt can be - (stdin)")
+    from attnscope.core.maskgrid import check_max_size
+
+    check_max_size(max_size)
+    texts = [read_prompt(p) for p in prompts]
+    from attnscope.core.mask import mask
+
+    loaded = load(model, revision, device, dtype)
+    result = mask(loaded, texts, padding_side=padding_side, chat=chat, system=system, max_size=max_size)
+    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    if not (result.agrees_with_model and result.agrees_with_eager):
+        stderr_line("attnscope: the grid disagrees with the mask the model applied (see the checks above)")
+        raise typer.Exit(int(ExitCode.NUMERIC))
+
+
+def _illustration_only(
+    model: str | None, revision: str | None, padding_side: str | None, chat: bool, system: str | None
+) -> None:
+    given = [
+        name
+        for name, on in (
+            ("--model", model is not None),
+            ("--revision", revision is not None),
+            ("--padding-side", padding_side is not None),
+            ("--chat", chat),
+            ("--system", system is not None),
+        )
+        if on
+    ]
+    if given:
+        raise AttnscopeError(
+            f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} at least one prompt; without prompts "
+            "attnscope mask draws the note's illustration (--size, --pad, --side)"
+        )

@@ -1,0 +1,284 @@
+"""Real mode of ``attnscope mask``: the grid for a padded batch, checked against the model.
+
+The prompts are tokenized as one padded batch by the tokenizer itself (its padding side,
+or the one asked for). The grid each sequence gets comes from
+:mod:`attnscope.core.maskgrid` (pure Python, from the 2D ``attention_mask`` alone). It is
+then compared with two masks that transformers builds, read from inside a forward and
+never recomputed here:
+
+* the 4D mask every layer's attention receives in attnscope's capture (sdpa's mask
+  builder; ``None`` means sdpa's ``is_causal`` fast path, i.e. pure causal);
+* the float mask an eager forward hands layer 0 (0 = attend, dtype min = masked).
+
+The same two forwards show how padded query rows come out (eager softmaxes a fully
+masked row uniformly over all keys; sdpa and the capture return 0), and the captured
+rows of one real token of a padded sequence show that its pad columns are exactly 0.
+This module does not draw or print; it returns a :class:`MaskResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from attnscope.core import capture, maskgrid
+from attnscope.core.tokens import Encoded, check_length, encode
+from attnscope.core.weights import pad_batch, pad_id
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.loading import Loaded
+from attnscope.results.mask import MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
+
+PAD_LABEL = "[pad]"
+LEGEND = (
+    "rows: the position being computed; columns: the position it refers to\n1 = refers, . = weight 0, - = padded row"
+)
+MAX_MISMATCHES = 50
+
+
+class _StopEager(Exception):
+    """Raised by the hook on layer 0's attention once the eager mask and rows are read."""
+
+
+def padded_batch(
+    tokenizer: Any, encs: Sequence[Encoded], side: str, warnings: list[str]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input_ids, attention_mask), both (batch, T), padded by the tokenizer on ``side``.
+
+    Falls back to :func:`pad_batch` (with a warning) when the tokenizer has no pad token
+    or its padding does not reproduce each sequence's ids.
+    """
+    if getattr(tokenizer, "pad_token", None) is not None:
+        chat = encs[0].chat
+        out = tokenizer(
+            [e.text for e in encs],
+            add_special_tokens=not chat,
+            padding=True,
+            padding_side=side,
+            return_tensors="pt",
+        )
+        ids, mask = out["input_ids"], out["attention_mask"]  # (B, T)
+        same = all(ids[b][mask[b].bool()].tolist() == e.ids for b, e in enumerate(encs))
+        if same:
+            return ids, mask
+    pid = pad_id(tokenizer)
+    warnings.append(f"the tokenizer did not pad this batch itself; padded with token id {pid}")
+    ids, mask, _ = pad_batch(encs, pid, side)
+    return ids, mask
+
+
+def _allowed(mask4d: torch.Tensor | None, batch: int, n: int) -> torch.Tensor:
+    """A 4D mask as the attention received it -> (batch, T, T) bool, True = attend.
+
+    None is sdpa's is_causal path (pure causal); a float mask is additive (0 = attend).
+    Only head 0 is read when the mask has one per head.
+    """
+    if mask4d is None:
+        return torch.ones(n, n, dtype=torch.bool).tril().expand(batch, n, n)
+    m = mask4d[:, 0, :, -n:]  # (B, T, T): the last T keys are this batch's tokens
+    if m.dtype == torch.bool:
+        return m
+    return m > torch.finfo(m.dtype).min / 2
+
+
+def _mask_kind(mask4d: torch.Tensor | None) -> str:
+    if mask4d is None:
+        return "no mask (sdpa is_causal: pure causal)"
+    kind = "bool" if mask4d.dtype == torch.bool else f"additive {str(mask4d.dtype).removeprefix('torch.')}"
+    return f"a {kind} mask of shape {tuple(mask4d.shape)}"
+
+
+def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run an eager forward up to layer 0's attention; return (its mask, its weights).
+
+    mask: the 4D float mask eager attention received, (B, 1, T, T). weights: (B, H, T, T)
+    fp32. The model is switched back to attnscope's capturing attention afterwards.
+    """
+    layers = getattr(capture.decoder(model), "layers", None)
+    attn = getattr(layers[0], "self_attn", None) if layers is not None and len(layers) else None
+    if not isinstance(attn, torch.nn.Module):
+        raise AttnscopeError("cannot find layer 0's self_attn module to read the eager mask", ExitCode.MODEL)
+    seen: dict[str, Any] = {}
+
+    def hook(module: torch.nn.Module, args: Any, kwargs: dict[str, Any], output: Any) -> None:
+        seen["mask"] = kwargs.get("attention_mask")
+        seen["weights"] = output[1] if isinstance(output, tuple) and len(output) > 1 else None
+        raise _StopEager
+
+    device = next(model.parameters()).device
+    model.set_attn_implementation("eager")  # type: ignore[operator]
+    handle = attn.register_forward_hook(hook, with_kwargs=True)
+    try:
+        with torch.inference_mode():
+            capture.decoder(model)(
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                position_ids=capture.position_ids(mask).to(device),
+                use_cache=False,
+            )
+    except _StopEager:
+        pass
+    finally:
+        handle.remove()
+        capture.prepare(model)
+    if not isinstance(seen.get("mask"), torch.Tensor) or not isinstance(seen.get("weights"), torch.Tensor):
+        raise AttnscopeError("the eager forward did not hand layer 0 a mask and weights to read", ExitCode.MODEL)
+    return seen["mask"].detach().cpu(), seen["weights"].detach().float().cpu()
+
+
+def _grid(t: torch.Tensor) -> list[list[int]]:
+    return [[int(v) for v in row] for row in t.int().tolist()]
+
+
+def _label(enc: Encoded, i: int) -> str:
+    return enc.tokens[i].label
+
+
+def mask(
+    loaded: Loaded,
+    prompts: Sequence[str],
+    *,
+    padding_side: str | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    max_size: int = maskgrid.DEFAULT_MAX_SIZE,
+) -> MaskResult:
+    """Everything ``attnscope mask PROMPT...`` does: grids, the model's masks, the checks."""
+    if not prompts:
+        raise AttnscopeError("give at least one prompt")
+    maskgrid.check_max_size(max_size)
+    tokenizer, model = loaded.tokenizer, loaded.model
+    side = padding_side or getattr(tokenizer, "padding_side", None) or "right"
+    if side not in maskgrid.SIDES:
+        raise AttnscopeError(f"--padding-side {side!r}: use left or right")
+    encs = [encode(tokenizer, p, chat=chat, system=system) for p in prompts]
+    for e in encs:
+        check_length(len(e.ids), getattr(model.config, "max_position_embeddings", None))
+    warnings: list[str] = []
+    ids, am = padded_batch(tokenizer, encs, side, warnings)  # (B, T)
+    batch, n = ids.shape
+    am_rows: list[list[int]] = [[int(v) for v in row] for row in am.tolist()]
+
+    # The grids: pure Python, from the 2D attention_mask alone.
+    grids = [maskgrid.combined(row) for row in am_rows]
+    pads = [maskgrid.padded_rows(row) for row in am_rows]
+
+    # One capturing forward: every layer's mask, and rows at two positions per sequence
+    # (its last real token, and its first padded row if it has one).
+    offsets = [next(i for i, m in enumerate(row) if m) for row in am_rows]
+    last_real = [off + len(e.ids) - 1 for off, e in zip(offsets, encs, strict=True)]
+    first_pad = [p[0] if p else last for p, last in zip(pads, last_real, strict=True)]
+    positions = torch.tensor([[q, r] for q, r in zip(last_real, first_pad, strict=True)])  # (B, 2)
+    n_layers = loaded.info.num_hidden_layers
+    every = frozenset(range(n_layers))
+    got = capture.run(model, ids, am, capture.Request(positions=positions, layers=every, keep_mask=every))
+    capture.check_finite(got.rows)
+    if set(got.mask) != set(every):
+        raise AttnscopeError(f"only layers {sorted(got.mask)} handed their mask to the attention", ExitCode.MODEL)
+    model_allowed = {layer: _allowed(m, batch, n) for layer, m in got.mask.items()}  # layer -> (B, T, T)
+    kinds = {_mask_kind(m) for m in got.mask.values()}
+
+    # The eager reference: a second forward, eager attention, stopped inside layer 0.
+    eager_raw, eager_rows = eager_probe(model, ids, am)  # (B, 1, T, T), (B, H, T, T)
+    eager_allowed = _allowed(eager_raw, batch, n)
+
+    sequences = []
+    for b in range(batch):
+        grid_t = torch.tensor(grids[b], dtype=torch.bool)  # (T, T)
+        per_layer = [bool(torch.equal(model_allowed[layer][b], grid_t)) for layer in sorted(model_allowed)]
+        first_bad = next((layer for layer, ok in zip(sorted(model_allowed), per_layer, strict=True) if not ok), 0)
+        diff = (model_allowed[first_bad][b] != grid_t).nonzero().tolist()  # [[query_pos, key_pos], ...]
+        labels = [PAD_LABEL] * n
+        for i in range(len(encs[b].ids)):
+            labels[offsets[b] + i] = _label(encs[b], i)
+        sequences.append(
+            MaskSequence(
+                tokens=labels,
+                attention_mask=am_rows[b],
+                causal=maskgrid.causal(n),
+                combined=grids[b],
+                padded_rows=pads[b],
+                title=f"sequence {b}",
+                text=encs[b].text,
+                model_mask=_grid(model_allowed[first_bad][b]),
+                eager_mask=_grid(eager_allowed[b]),
+                agrees_with_model=all(per_layer),
+                agrees_with_eager=bool(torch.equal(eager_allowed[b], grid_t)),
+                mismatches=[[int(q), int(k)] for q, k in diff[:MAX_MISMATCHES]],
+            )
+        )
+
+    # Padded query rows: eager (layer 0) against the capture (every layer).
+    pad_rows = []
+    for b in range(batch):
+        if not pads[b]:
+            continue
+        r = first_pad[b]
+        eager_row = eager_rows[b, :, r, :]  # (H, T)
+        captured = torch.stack([got.rows[layer][b, :, 1, :] for layer in sorted(got.rows)])  # (L, H, T)
+        pad_rows.append(
+            PadRowCheck(
+                sequence=b,
+                query_pos=r,
+                allowed_keys=sum(grids[b][r]),
+                n_keys=n,
+                eager_min=float(eager_row.min()),
+                eager_max=float(eager_row.max()),
+                eager_sum_min=float(eager_row.sum(-1).min()),
+                eager_sum_max=float(eager_row.sum(-1).max()),
+                capture_max=float(captured.abs().max()),
+                capture_sum_min=float(captured.sum(-1).min()),
+                capture_sum_max=float(captured.sum(-1).max()),
+                eager_vs_capture=float((eager_row - captured[0]).abs().max()),
+            )
+        )
+
+    # Pad columns at one real token: the last token of the most padded sequence.
+    pad_columns = None
+    chosen = max(range(batch), key=lambda b: (len(pads[b]), -b))
+    notes: list[str] = []
+    if pads[chosen]:
+        q = last_real[chosen]
+        rows = torch.stack([got.rows[layer][chosen, :, 0, :] for layer in sorted(got.rows)])  # (L, H, T)
+        cols = pads[chosen]
+        pad_columns = PadColumnCheck(
+            sequence=chosen,
+            query_pos=q,
+            label=sequences[chosen].tokens[q],
+            pad_columns=cols,
+            layers=rows.shape[0],
+            heads=rows.shape[1],
+            max_weight=float(rows[:, :, cols].abs().max()),
+            row_sum_min=float(rows.sum(-1).min()),
+            row_sum_max=float(rows.sum(-1).max()),
+            causal_hides=min(cols) > q,
+        )
+    else:
+        notes.append("no sequence is padded: give prompts of different lengths to see the padding mask at work")
+    if n > max_size:
+        head = max_size // 2
+        notes.append(
+            f"grid condensed: the first {head} and last {max_size - head} of {n} positions are drawn "
+            "(--max-size changes it; --json has every cell)"
+        )
+    if any(kind.startswith("no mask") for kind in kinds):
+        notes.append("the batch has no padding, so sdpa got no mask and used is_causal (pure causal)")
+    return MaskResult(
+        mode="model",
+        side=side,
+        sequences=sequences,
+        shown_positions=maskgrid.shown_positions(n, max_size),
+        max_size=max_size,
+        legend=LEGEND,
+        model=loaded.info,
+        chat=chat,
+        model_mask_kind="; ".join(sorted(kinds)),
+        layers_checked=len(model_allowed),
+        agrees_with_model=all(bool(s.agrees_with_model) for s in sequences),
+        agrees_with_eager=all(bool(s.agrees_with_eager) for s in sequences),
+        pad_rows=pad_rows,
+        pad_columns=pad_columns,
+        notes=notes,
+        warnings=warnings,
+    )

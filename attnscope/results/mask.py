@@ -1,0 +1,91 @@
+"""Result of ``attnscope mask``: the note's mask grids, and what the model really applied.
+
+One :class:`MaskSequence` per sequence of the batch (illustration mode has one). Grids
+are row-major ``[query_pos][key_pos]`` lists of 0/1: 1 = the query position refers to
+the key, 0 = weight 0. In real mode each sequence also carries the mask read from
+inside the model's forward and from an eager forward, and whether they equal the grid.
+This module holds data only; it computes nothing and never prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attnscope.results import Result
+from attnscope.results.common import ModelInfo
+
+
+@dataclass(frozen=True)
+class MaskSequence:
+    """One sequence of the padded batch; every grid is [query_pos][key_pos] of 0/1."""
+
+    tokens: list[str]  # one label per batch position; illustration mode uses the positions
+    attention_mask: list[int]  # the tokenizer's 2D mask row: 1 = token, 0 = pad
+    causal: list[list[int]]  # j <= i
+    combined: list[list[int]]  # causal AND attention_mask[key_pos]: the grid this command draws
+    padded_rows: list[int]  # query positions that are padding
+    title: str = ""  # heading of the combined grid
+    text: str = ""  # the prompt (real mode), as the model reads it
+    model_mask: list[list[int]] | None = None  # read inside the model's forward (None there = sdpa's is_causal)
+    eager_mask: list[list[int]] | None = None  # read inside an eager forward of layer 0
+    agrees_with_model: bool | None = None  # combined == model_mask at every layer checked
+    agrees_with_eager: bool | None = None  # combined == eager_mask
+    mismatches: list[list[int]] = field(default_factory=list)  # [query_pos, key_pos] where combined != model_mask
+
+
+@dataclass(frozen=True)
+class PadRowCheck:
+    """How one padded query row came out: eager at layer 0 against attnscope's capture (sdpa)."""
+
+    sequence: int
+    query_pos: int
+    allowed_keys: int  # keys the combined grid leaves this row (0: every key masked)
+    n_keys: int
+    eager_min: float  # min / max weight in the eager row, over heads and keys (layer 0)
+    eager_max: float
+    eager_sum_min: float  # min / max row sum over heads (layer 0)
+    eager_sum_max: float
+    capture_max: float  # max weight in the captured row over all layers, heads and keys
+    capture_sum_min: float
+    capture_sum_max: float
+    eager_vs_capture: float  # max |eager - captured| at layer 0
+
+
+@dataclass(frozen=True)
+class PadColumnCheck:
+    """The captured rows of one real token of a padded sequence, over its pad columns."""
+
+    sequence: int
+    query_pos: int
+    label: str
+    pad_columns: list[int]
+    layers: int
+    heads: int
+    max_weight: float  # max over layers, heads and pad columns; exactly 0.0 when padding is masked
+    row_sum_min: float
+    row_sum_max: float
+    causal_hides: bool  # every pad column is after query_pos, so the causal mask alone already hides it
+
+
+@dataclass(frozen=True)
+class MaskResult(Result):
+    SCHEMA = "attnscope.mask/1"
+
+    mode: str  # "illustration" | "model"
+    side: str  # where the pads are: "left" | "right"
+    sequences: list[MaskSequence]
+    shown_positions: list[int]  # positions the view draws; a jump between two entries is drawn as an ellipsis
+    max_size: int
+    legend: str
+    causal_title: str = ""
+    pad_remark: str = ""  # printed beside the first padded row
+    model: ModelInfo | None = None
+    chat: bool = False
+    model_mask_kind: str | None = None  # "bool" | "float" | "none (sdpa is_causal)" as the attention received it
+    layers_checked: int = 0
+    agrees_with_model: bool | None = None  # every sequence agrees
+    agrees_with_eager: bool | None = None
+    pad_rows: list[PadRowCheck] = field(default_factory=list)
+    pad_columns: PadColumnCheck | None = None
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

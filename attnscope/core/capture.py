@@ -277,6 +277,8 @@ def _guard_memory(
 
     config = getattr(model, "config", None)
     heads = int(getattr(config, "num_attention_heads", 1) or 1)
+    if request.heads is not None:  # rows are built for the selected heads only
+        heads = len(request.heads)
     hidden = int(getattr(config, "hidden_size", 0) or 0)
     batch, keys = input_ids.shape  # (B, T)
     queries = int(request.positions.shape[1])  # (B, P)

@@ -1,0 +1,80 @@
+"""``attnscope heads``: rank every (layer, head) by how much the query attends to the key."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import (
+    ChatOpt,
+    DeviceOpt,
+    DtypeOpt,
+    HtmlOpt,
+    JsonOpt,
+    ModelOpt,
+    PromptArg,
+    RevisionOpt,
+    SvgOpt,
+    SystemOpt,
+    WidthOpt,
+    emit,
+    handle_errors,
+    load,
+    read_prompt,
+)
+
+
+@app.command("heads")
+@handle_errors
+def heads_cmd(
+    prompt: PromptArg,
+    query: Annotated[str, typer.Option("--query", "-q", help="Text in the prompt whose row is scored.")],
+    key: Annotated[str, typer.Option("--key", "-k", help="Text in the prompt; the score sums its tokens' weights.")],
+    query_agg: Annotated[
+        str, typer.Option("--query-agg", help="last|mean: a multi-token query uses its last token or the mean row.")
+    ] = "last",
+    top: Annotated[int, typer.Option("--top", help="How many top heads to list.")] = 10,
+    no_sink: Annotated[bool, typer.Option("--no-sink", help="Exclude position 0 and renormalise each row.")] = False,
+    occurrence: Annotated[
+        int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")
+    ] = None,
+    key_occurrence: Annotated[
+        int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
+    ] = None,
+    model: ModelOpt = None,
+    revision: RevisionOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
+    chat: ChatOpt = False,
+    system: SystemOpt = None,
+    as_json: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+    width: WidthOpt = None,
+) -> None:
+    """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
+    from attnscope.core.heads import QUERY_AGGS, heads
+    from attnscope.errors import AttnscopeError
+
+    text = read_prompt(prompt)
+    if query_agg not in QUERY_AGGS:
+        raise AttnscopeError(f"--query-agg {query_agg!r}: use last or mean")
+    if top < 1:
+        raise AttnscopeError(f"--top {top}: give 1 or more")
+    loaded = load(model, revision, device, dtype)
+    result = heads(
+        loaded,
+        text,
+        query=query,
+        key=key,
+        query_agg=query_agg,
+        top=top,
+        no_sink=no_sink,
+        occurrence=occurrence,
+        key_occurrence=key_occurrence,
+        chat=chat,
+        system=system,
+    )
+    emit(result, as_json=as_json, svg=svg, html=html, width=width)

@@ -1,0 +1,61 @@
+"""``attnscope matrix``: the full query x key weights of one layer and one head."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import (
+    ChatOpt,
+    DeviceOpt,
+    DtypeOpt,
+    HtmlOpt,
+    JsonOpt,
+    ModelOpt,
+    PromptArg,
+    RevisionOpt,
+    SvgOpt,
+    SystemOpt,
+    WidthOpt,
+    emit,
+    handle_errors,
+    load,
+    read_prompt,
+)
+
+
+@app.command("matrix")
+@handle_errors
+def matrix_cmd(
+    prompt: PromptArg,
+    layer: Annotated[str, typer.Option("--layer", "-l", help="One layer (negative counts from the end).")],
+    head: Annotated[str, typer.Option("--head", help="One head (negative counts from the end).")],
+    by: Annotated[
+        str, typer.Option("--by", help="token|word: word = mean over a word's query tokens, sum over its key tokens.")
+    ] = "token",
+    window: Annotated[
+        str | None, typer.Option("--window", help="A:B: only query and key positions A..B-1 (long prompts).")
+    ] = None,
+    model: ModelOpt = None,
+    revision: RevisionOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
+    chat: ChatOpt = False,
+    system: SystemOpt = None,
+    as_json: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+    width: WidthOpt = None,
+) -> None:
+    """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
+    from attnscope.core.matrix import BYS, matrix
+    from attnscope.errors import AttnscopeError
+
+    text = read_prompt(prompt)
+    if by not in BYS:
+        raise AttnscopeError(f"--by {by!r}: use token or word")
+    loaded = load(model, revision, device, dtype)
+    result = matrix(loaded, text, layer=layer, head=head, by=by, window=window, chat=chat, system=system)
+    emit(result, as_json=as_json, svg=svg, html=html, width=width)

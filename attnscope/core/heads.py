@@ -1,0 +1,149 @@
+"""The ``heads`` computation: rank every (layer, head) by how much a query attends to a key span.
+
+One forward pass captures, for every layer, the fp32 rows of the query span's tokens
+(``capture.run``; no eager attention, no L x H x T x T). A multi-token query is reduced
+by its last token or by the mean of its tokens' rows; the score of a head is that row
+summed over the key span's tokens. This module does not load models and does not print.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from attnscope.core import capture
+from attnscope.core.tokens import Encoded, check_length, encode
+from attnscope.core.weights import drop_sink
+from attnscope.errors import AttnscopeError
+from attnscope.loading import Loaded
+from attnscope.results.heads import HeadScore, HeadsResult, TopHead
+
+QUERY_AGGS = ("last", "mean")
+
+
+def find_span(
+    enc: Encoded, needle: str, occurrence: int | None, opt: str, occ_opt: str, warnings: list[str]
+) -> list[int]:
+    """Token indices covering the ``occurrence``-th (1-based) match of ``needle`` in the text."""
+    if not needle.strip():
+        raise AttnscopeError(f"{opt} is empty")
+    hits = []
+    at = enc.text.find(needle)
+    while at >= 0:
+        hits.append(at)
+        at = enc.text.find(needle, at + 1)
+    if not hits:
+        words = ", ".join(w.text for w in enc.words[:30]) + (", …" if len(enc.words) > 30 else "")
+        raise AttnscopeError(f"{opt} {needle!r} is not in the prompt; its words are: {words}")
+    if occurrence is None:
+        if len(hits) > 1:
+            warnings.append(
+                f"warning: {needle!r} occurs {len(hits)} times; using the first for {opt} "
+                f"(pick one with {occ_opt} 1..{len(hits)})"
+            )
+        occurrence = 1
+    if not 1 <= occurrence <= len(hits):
+        raise AttnscopeError(f"{occ_opt} {occurrence} is out of range: {needle!r} occurs {len(hits)} time(s)")
+    start = hits[occurrence - 1]
+    end = start + len(needle)
+    return [t.index for t in enc.tokens if t.start < end and t.end > start]
+
+
+def _describe(enc: Encoded, span: list[int]) -> str:
+    labels = " + ".join(enc.tokens[i].label for i in span)
+    where = f"token {span[0]}" if len(span) == 1 else f"tokens {span[0]}-{span[-1]}"
+    return f"{where}: {labels}"
+
+
+def head_rows(loaded: Loaded, enc: Encoded, span: list[int]) -> torch.Tensor:
+    """(layer, head, len(span), span[-1] + 1) fp32 rows of the span's tokens, every layer."""
+    ids = torch.tensor([enc.ids])  # (1, T)
+    mask = torch.ones_like(ids)
+    positions = torch.tensor([span])  # (1, P)
+    layers = range(loaded.info.num_hidden_layers)
+    got = capture.run(loaded.model, ids, mask, capture.Request(positions=positions, layers=frozenset(layers)))
+    capture.check_finite(got.rows)
+    stacked = torch.stack([got.rows[layer][0] for layer in layers])  # (L, H, P, T)
+    return stacked[..., : span[-1] + 1]  # causal: nothing after the last query token
+
+
+def score_heads(rows: torch.Tensor, key: list[int], query_agg: str, no_sink: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """rows (L, H, P, K) -> (scores (L, H), aggregated rows (L, H, K))."""
+    if query_agg not in QUERY_AGGS:
+        raise AttnscopeError(f"--query-agg {query_agg!r}: use last or mean")
+    shown = drop_sink(rows) if no_sink else rows
+    agg = shown[:, :, -1, :] if query_agg == "last" else shown.mean(dim=2)  # (L, H, K)
+    return agg[:, :, key].sum(dim=-1), agg
+
+
+def heads(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    query: str,
+    key: str,
+    query_agg: str = "last",
+    top: int = 10,
+    no_sink: bool = False,
+    occurrence: int | None = None,
+    key_occurrence: int | None = None,
+    chat: bool = False,
+    system: str | None = None,
+) -> HeadsResult:
+    """Everything ``attnscope heads`` does for one prompt."""
+    if query_agg not in QUERY_AGGS:
+        raise AttnscopeError(f"--query-agg {query_agg!r}: use last or mean")
+    if top < 1:
+        raise AttnscopeError(f"--top {top}: give 1 or more")
+    info = loaded.info
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    warnings: list[str] = []
+    q_span = find_span(enc, query, occurrence, "--query", "--occurrence", warnings)
+    k_span = find_span(enc, key, key_occurrence, "--key", "--key-occurrence", warnings)
+    if k_span[-1] > q_span[-1]:
+        raise AttnscopeError(
+            f"--key {key!r} ({_describe(enc, k_span)}) ends after the query {query!r} ({_describe(enc, q_span)}); "
+            "a token attends only to itself and earlier tokens, so put the key before the query"
+        )
+    if no_sink and q_span[0] == 0:
+        raise AttnscopeError("--no-sink: the query span starts at position 0, which --no-sink excludes")
+    if no_sink and 0 in k_span:
+        warnings.append("warning: --no-sink: key token 0 is excluded, so it adds nothing to the score")
+    rows = head_rows(loaded, enc, q_span)  # (L, H, P, K)
+    scores, agg = score_heads(rows, k_span, query_agg, no_sink)
+    groups = info.num_attention_heads // info.num_key_value_heads
+    flat = [
+        HeadScore(layer=layer, head=head, kv_head=head // groups, score=float(scores[layer, head]))
+        for layer in range(scores.shape[0])
+        for head in range(scores.shape[1])
+    ]
+    ranking = sorted(flat, key=lambda s: (-s.score, s.layer, s.head))
+    top_heads = [
+        TopHead(layer=s.layer, head=s.head, kv_head=s.kv_head, score=s.score, row=agg[s.layer, s.head].tolist())
+        for s in ranking[:top]
+    ]
+    notes = [f"score = the query's weight on the key, summed over the key's {len(k_span)} token(s)"]
+    if len(q_span) > 1:
+        if query_agg == "last":
+            notes.append(f"the query spans {len(q_span)} tokens; its last token's row is used (--query-agg last)")
+        else:
+            notes.append(f"the query spans {len(q_span)} tokens; their rows are averaged (--query-agg mean)")
+    if no_sink:
+        notes.append("--no-sink: position 0 excluded and each row renormalised over positions 1..query")
+    return HeadsResult(
+        model=info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        words=enc.words,
+        query_text=query,
+        key_text=key,
+        query=q_span,
+        key=k_span,
+        query_agg=query_agg,
+        no_sink=no_sink,
+        ranking=ranking,
+        top=top_heads,
+        notes=notes,
+        warnings=warnings,
+    )

@@ -1,0 +1,337 @@
+"""The ``info`` facts: a model's config, read without loading its weights.
+
+For a hub id or an HF folder, config.json is read as JSON (``AutoConfig`` only when
+it leaves fields to the config class's defaults), and the parameter count comes from
+the shapes (qwen2/llama/mistral) or from building the model on the ``meta`` device. For a
+GGUF file the header is scanned directly: the metadata keys (``qwen2.block_count``,
+``qwen2.attention.head_count_kv``, ...) and the tensor shapes, which give the exact
+stored parameter count. ``gguf.GGUFReader`` would do the same but decodes the whole
+151k-token vocabulary into numpy first (tens of seconds); this scan skips it.
+This module reads configs and file headers only; it never loads weights and never prints.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.results.info import InfoResult, KVGroup
+
+ATTN_IMPLEMENTATION = "attnscope: sdpa + exact fp32 rows"
+
+# GGUF value types: struct format (or None for string/array) by type id.
+_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_STRING, _ARRAY = 8, 9
+
+
+@dataclass
+class GGUFHeader:
+    """What the header of a GGUF file says: metadata (arrays as their length) and tensor shapes."""
+
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tensors: dict[str, list[int]] = field(default_factory=dict)
+
+
+class _Cursor:
+    def __init__(self, buf: Any) -> None:
+        self.buf = buf
+        self.at = 0
+
+    def take(self, fmt: str) -> Any:
+        (value,) = struct.unpack_from("<" + fmt, self.buf, self.at)
+        self.at += struct.calcsize("<" + fmt)
+        return value
+
+    def string(self) -> str:
+        n = self.take("Q")
+        raw = bytes(self.buf[self.at : self.at + n])
+        self.at += n
+        return raw.decode("utf-8", errors="replace")
+
+    def skip_string(self) -> None:
+        n = self.take("Q")
+        self.at += n
+
+    def value(self, vtype: int) -> Any:
+        if vtype in _SCALARS:
+            return self.take(_SCALARS[vtype])
+        if vtype == _STRING:
+            return self.string()
+        if vtype == _ARRAY:
+            inner = self.take("I")
+            count = self.take("Q")
+            if inner in _SCALARS:
+                self.at += count * struct.calcsize("<" + _SCALARS[inner])
+            elif inner == _STRING:
+                for _ in range(count):
+                    self.skip_string()
+            else:
+                for _ in range(count):
+                    self.value(inner)
+            return count  # arrays are reported by their length only
+        raise ValueError(f"unknown GGUF value type {vtype}")
+
+
+def read_gguf_header(path: Path) -> GGUFHeader:
+    """Metadata and tensor shapes of a GGUF file (v2/v3), without reading tensor data."""
+    try:
+        with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            cur = _Cursor(buf)
+            if bytes(buf[:4]) != b"GGUF":
+                raise ValueError("no GGUF magic")
+            cur.at = 4
+            version = cur.take("I")
+            if version < 2:
+                raise ValueError(f"GGUF version {version} is too old")
+            n_tensors = cur.take("Q")
+            n_kv = cur.take("Q")
+            header = GGUFHeader()
+            for _ in range(n_kv):
+                key = cur.string()
+                header.metadata[key] = cur.value(cur.take("I"))
+            for _ in range(n_tensors):
+                name = cur.string()
+                n_dims = cur.take("I")
+                header.tensors[name] = [cur.take("Q") for _ in range(n_dims)]
+                cur.take("I")  # ggml type
+                cur.take("Q")  # offset
+            return header
+    except (OSError, ValueError, struct.error) as exc:
+        raise AttnscopeError(f"{path}: not a readable GGUF file ({exc})", ExitCode.MODEL) from exc
+
+
+def gqa_groups(num_attention_heads: int, num_key_value_heads: int) -> list[KVGroup]:
+    """Query head h reads KV head h // (num_attention_heads // num_key_value_heads)."""
+    if num_key_value_heads < 1 or num_attention_heads % num_key_value_heads:
+        raise AttnscopeError(
+            f"num_attention_heads {num_attention_heads} is not a multiple of num_key_value_heads {num_key_value_heads}",
+            ExitCode.MODEL,
+        )
+    size = num_attention_heads // num_key_value_heads
+    return [KVGroup(kv_head=k, heads=list(range(k * size, (k + 1) * size))) for k in range(num_key_value_heads)]
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def info_from_gguf(path: Path) -> InfoResult:
+    header = read_gguf_header(path)
+    meta = header.metadata
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str):
+        raise AttnscopeError(f"{path}: GGUF metadata has no general.architecture", ExitCode.MODEL)
+
+    def need(name: str) -> int:
+        value = meta.get(f"{arch}.{name}")
+        if not isinstance(value, int):
+            raise AttnscopeError(f"{path}: GGUF metadata has no {arch}.{name}", ExitCode.MODEL)
+        return value
+
+    layers = need("block_count")
+    heads = need("attention.head_count")
+    kv = meta.get(f"{arch}.attention.head_count_kv", heads)
+    hidden = need("embedding_length")
+    head_dim = meta.get(f"{arch}.attention.key_length") or hidden // heads
+    theta = meta.get(f"{arch}.rope.freq_base")
+    vocab = meta.get("tokenizer.ggml.tokens")
+    if not isinstance(vocab, int):
+        embd = header.tensors.get("token_embd.weight")
+        vocab = max(embd) if embd else 0
+    params = sum(_numel(s) for s in header.tensors.values())
+    notes = []
+    tied: bool | None = "output.weight" not in header.tensors
+    if not tied and "token_embd.weight" in header.tensors:
+        out = _numel(header.tensors["output.weight"])
+        notes.append(f"the count includes output.weight ({out:,}), stored apart from token_embd.weight in this file")
+    return InfoResult(
+        model=str(path),
+        source="gguf",
+        read_from=f"{path.name} (GGUF header: {len(meta)} metadata keys, {len(header.tensors)} tensors)",
+        model_type=arch,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=int(kv),
+        gqa_groups=gqa_groups(heads, int(kv)),
+        head_dim=int(head_dim),
+        hidden_size=hidden,
+        intermediate_size=need("feed_forward_length"),
+        rope_theta=float(theta) if isinstance(theta, (int, float)) else None,
+        max_position_embeddings=meta.get(f"{arch}.context_length"),
+        vocab_size=int(vocab),
+        num_parameters=params,
+        num_parameters_from=f"the shapes of the {len(header.tensors)} tensors in the file",
+        tie_word_embeddings=tied,
+        attn_implementation=ATTN_IMPLEMENTATION,
+        chat_template=isinstance(meta.get("tokenizer.chat_template"), str),
+        notes=notes,
+    )
+
+
+def _count_qwen2_like(text: Any, tied: bool) -> int | None:
+    """Parameters of a qwen2/llama/mistral decoder from its config shapes; None for other types."""
+    model_type = getattr(text, "model_type", "")
+    if model_type not in ("qwen2", "llama", "mistral"):
+        return None
+    h, n_layers = int(text.hidden_size), int(text.num_hidden_layers)
+    heads = int(text.num_attention_heads)
+    kv = int(getattr(text, "num_key_value_heads", None) or heads)
+    d = int(getattr(text, "head_dim", None) or h // heads)
+    inter, vocab = int(text.intermediate_size), int(text.vocab_size)
+    qkv_bias = model_type == "qwen2" or bool(getattr(text, "attention_bias", False))
+    o_bias = model_type != "qwen2" and bool(getattr(text, "attention_bias", False))
+    mlp_bias = bool(getattr(text, "mlp_bias", False))
+    attn = h * heads * d + 2 * h * kv * d + heads * d * h  # q, k, v, o weights
+    attn += (heads * d + 2 * kv * d) * qkv_bias + h * o_bias
+    mlp = 3 * h * inter + (2 * inter + h) * mlp_bias  # gate, up, down
+    per_layer = attn + mlp + 2 * h  # two RMSNorm weights
+    return vocab * h * (1 if tied else 2) + n_layers * per_layer + h  # embed (+ lm_head) + layers + final norm
+
+
+def count_parameters(doc: dict[str, Any]) -> int:
+    """Exact parameter count of the model a config.json describes: from the shapes for
+    qwen2/llama/mistral, otherwise by building it on the meta device (no weights)."""
+    text = SimpleNamespace(**doc.get("text_config", doc))
+    quick = _count_qwen2_like(text, bool(doc.get("tie_word_embeddings", False)))
+    if quick is not None:
+        return quick
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.for_model(**doc)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    return sum(p.numel() for p in model.parameters())  # tied weights are counted once
+
+
+def _has_chat_template(spec: str, kind: str, revision: str | None) -> bool | None:
+    """Whether the tokenizer files carry a chat template; None when they cannot be read."""
+    if kind == "folder":
+        folder = Path(spec)
+        if (folder / "chat_template.jinja").is_file():
+            return True
+        try:
+            doc = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return bool(isinstance(doc, dict) and doc.get("chat_template"))
+    from huggingface_hub import hf_hub_download
+
+    for name in ("chat_template.jinja", "tokenizer_config.json"):
+        try:
+            local = hf_hub_download(spec, name, revision=revision)
+        except Exception:  # missing file, offline, gated: all mean "cannot tell from here"
+            continue
+        if name.endswith(".jinja"):
+            return True
+        try:
+            doc = json.loads(Path(local).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return bool(isinstance(doc, dict) and doc.get("chat_template"))
+    return None
+
+
+REQUIRED = ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size")
+
+
+def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
+    """config.json as a dict: read directly (no torch import), or through AutoConfig when
+    it leaves out fields that the config class fills with defaults."""
+    from attnscope.loading import _hub_error
+
+    try:
+        if kind == "folder":
+            path = Path(spec) / "config.json"
+        else:
+            from huggingface_hub import hf_hub_download
+
+            path = Path(hf_hub_download(spec, "config.json", revision=revision))
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise AttnscopeError(f"{spec}: config.json is not valid JSON ({exc})", ExitCode.MODEL) from exc
+    except Exception as exc:  # OSError, hub errors
+        if kind == "hub":
+            raise _hub_error(spec, exc) from exc
+        raise AttnscopeError(f"{spec}: cannot read config.json ({exc})", ExitCode.MODEL) from exc
+    if not isinstance(doc, dict):
+        raise AttnscopeError(f"{spec}: config.json is not a JSON object", ExitCode.MODEL)
+    text = doc.get("text_config", doc)
+    if isinstance(text, dict) and all(k in text for k in REQUIRED):
+        return doc
+    from transformers import AutoConfig
+
+    from attnscope.loading import _quiet_transformers
+
+    _quiet_transformers()
+    try:
+        full: dict[str, Any] = AutoConfig.from_pretrained(spec, revision=revision if kind == "hub" else None).to_dict()
+    except (OSError, ValueError, KeyError) as exc:
+        raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+    return full
+
+
+def info_from_config(spec: str, kind: str, revision: str | None = None) -> InfoResult:
+    doc = _config_doc(spec, kind, revision)
+    text = doc.get("text_config", doc)
+    missing = [k for k in REQUIRED if not isinstance(text.get(k), int)]
+    if missing:
+        raise AttnscopeError(f"{spec}: config.json has no {', '.join(missing)}", ExitCode.MODEL)
+    heads = int(text["num_attention_heads"])
+    kv = int(text.get("num_key_value_heads") or heads)
+    hidden = int(text["hidden_size"])
+    rope = text.get("rope_parameters") or {}
+    theta = rope.get("rope_theta") if isinstance(rope, dict) else None
+    if theta is None:
+        theta = text.get("rope_theta")
+    notes: list[str] = []
+    try:
+        params: int | None = count_parameters(doc)
+        params_from = "the config's shapes (no weights loaded)"
+    except Exception as exc:  # an architecture transformers cannot build
+        params, params_from = None, f"not computed ({type(exc).__name__})"
+    template = _has_chat_template(spec, kind, revision)
+    if template is None:
+        notes.append("the tokenizer files could not be read, so the chat template is reported as absent")
+    tied = doc.get("tie_word_embeddings")
+    return InfoResult(
+        model=spec,
+        source=kind,
+        read_from=f"{spec} config.json" if kind == "hub" else str(Path(spec) / "config.json"),
+        model_type=str(doc.get("model_type", "")),
+        num_hidden_layers=int(text["num_hidden_layers"]),
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        gqa_groups=gqa_groups(heads, kv),
+        head_dim=int(text.get("head_dim") or hidden // heads),
+        hidden_size=hidden,
+        intermediate_size=int(text.get("intermediate_size") or 0),
+        rope_theta=float(theta) if isinstance(theta, (int, float)) else None,
+        max_position_embeddings=text.get("max_position_embeddings"),
+        vocab_size=int(text["vocab_size"]),
+        num_parameters=params,
+        num_parameters_from=params_from,
+        tie_word_embeddings=tied if isinstance(tied, bool) else None,
+        attn_implementation=ATTN_IMPLEMENTATION,
+        chat_template=bool(template),
+        notes=notes,
+    )
+
+
+def info(model: str | None, revision: str | None = None) -> InfoResult:
+    """The config facts of a hub id, an HF folder or a GGUF file, without its weights."""
+    from attnscope.loading import resolve
+
+    spec, kind = resolve(model)
+    if kind == "gguf":
+        return info_from_gguf(Path(spec))
+    return info_from_config(spec, kind, revision)

@@ -1,0 +1,181 @@
+"""The ``matrix`` computation: the full query x key weights of ONE layer and ONE head.
+
+Only that head's rows are computed (``capture.Request(heads=...)``), so memory is
+O(P x T) for that head alone, where P is the number of query rows (all T, or the
+``--window``); layers after the requested one never run. Before running, the memory
+this needs (fp32 rows, their Python floats and JSON text) goes through the shared
+guard (``core.memory``), which refuses with the estimate when it does not fit. The grid that is drawn (``MatrixView``) is the same
+matrix grouped by word, or condensed into blocks when it is too wide to draw: a cell is
+the mean over the row group's query tokens of the sum over the column group's key
+tokens, so each row still sums to 1. This module does not load models and does not print.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from attnscope.core import capture, memory
+from attnscope.core.select import parse_indices
+from attnscope.core.tokens import Encoded, check_length, encode
+from attnscope.errors import AttnscopeError
+from attnscope.loading import Loaded
+from attnscope.results.matrix import MatrixResult, MatrixView
+
+BYS = ("token", "word")
+MAX_GROUPS = 48  # most rows/columns drawn; longer matrices are condensed into blocks
+# Per matrix cell: fp32 scores plus softmax working copies where the model runs (~20 B),
+# the rows as Python floats in the result (~32 B), and their JSON text (~24 B).
+DEVICE_BYTES_PER_CELL = 20
+HOST_BYTES_PER_CELL = 80
+
+
+def parse_window(spec: str | None, n: int) -> tuple[int, int]:
+    """``A:B`` -> (A, B), token positions A..B-1; either side may be left out (``:40``, ``100:``)."""
+    if spec is None:
+        return 0, n
+    if spec.count(":") != 1:
+        raise AttnscopeError(f"--window {spec!r}: write it as A:B (token positions A..B-1), e.g. 0:40")
+    lo_s, hi_s = (p.strip() for p in spec.split(":"))
+    try:
+        lo = int(lo_s) if lo_s else 0
+        hi = int(hi_s) if hi_s else n
+    except ValueError:
+        raise AttnscopeError(f"--window {spec!r}: A and B must be whole numbers, e.g. 0:40") from None
+    if not 0 <= lo < hi <= n:
+        raise AttnscopeError(f"--window {spec!r} is out of range: the prompt has {n} tokens (0 <= A < B <= {n})")
+    return lo, hi
+
+
+def check_memory(rows: int, cols: int, device: str = "cpu") -> None:
+    """Refuse, with the estimate, when a rows x cols matrix for one head will not fit
+    (the shared guard: free memory with headroom, capped by $ATTNSCOPE_MEMORY_LIMIT)."""
+    cells = rows * cols
+    what = f"matrix: {rows} x {cols} = {cells:,} weights for one head (fp32 rows, Python floats, JSON)"
+    suggestion = "use --window A:B to show part of the prompt"
+    if device.startswith("cpu"):
+        memory.guard(cells * (HOST_BYTES_PER_CELL + DEVICE_BYTES_PER_CELL), what, suggestion)
+    else:
+        memory.guard(cells * HOST_BYTES_PER_CELL, what, suggestion)
+        memory.guard(cells * DEVICE_BYTES_PER_CELL, what, suggestion + " or --device cpu", device)
+
+
+def one_index(spec: str, n: int, what: str) -> int:
+    picked = parse_indices(spec, n, what)
+    if len(picked) != 1 or spec.strip().lower() == "all":
+        raise AttnscopeError(f"--{what} {spec!r}: matrix shows one {what}; give a single index (0..{n - 1}, or -1)")
+    return picked[0]
+
+
+def group_cells(
+    weights: torch.Tensor, before: torch.Tensor, groups: list[list[int]], start: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """weights (P, P) over positions start..; groups of absolute token indices.
+
+    Returns (cells (G, G), before (G,)): mean over each row group's queries of the sum
+    over each column group's keys.
+    """
+    n_pos = weights.shape[0]
+    member = torch.zeros(len(groups), n_pos)  # (G, P) one-hot membership
+    for g, idx in enumerate(groups):
+        member[g, [i - start for i in idx]] = 1.0
+    sizes = member.sum(dim=1, keepdim=True)  # (G, 1)
+    summed_keys = weights @ member.T  # (P, G): each query row summed over each key group
+    cells = (member @ summed_keys) / sizes  # (G, G): mean over each query group
+    return cells, (member @ before[:, None])[:, 0] / sizes[:, 0]
+
+
+def _blocks(start: int, end: int, max_groups: int) -> list[list[int]]:
+    size = math.ceil((end - start) / max_groups)
+    return [list(range(s, min(s + size, end))) for s in range(start, end, size)]
+
+
+def make_view(
+    enc: Encoded, weights: torch.Tensor, before: torch.Tensor, start: int, end: int, by: str, max_groups: int
+) -> tuple[MatrixView, list[str]]:
+    notes: list[str] = []
+    if by == "word":
+        groups = [w.tokens for w in enc.words]
+        labels = [w.text for w in enc.words]
+        kind = "word"
+        notes.append(
+            "--by word: each cell is the mean over the row word's query tokens of the sum over "
+            "the column word's key tokens; each row still sums to 1"
+        )
+        if len(groups) > max_groups:
+            kind = "block"
+            notes.append(f"{len(groups)} words are too many to draw; shown in blocks of tokens instead")
+    else:
+        groups = [[i] for i in range(start, end)]
+        labels = [enc.tokens[i].label for i in range(start, end)]
+        kind = "token"
+    if kind == "block" or len(groups) > max_groups:
+        groups = _blocks(start, end, max_groups)
+        labels = [enc.tokens[g[0]].label + ("…" if len(g) > 1 else "") for g in groups]
+        kind = "block"
+        notes.append(
+            f"condensed: {end - start} tokens in blocks of up to {len(groups[0])}; each cell is the mean over the "
+            "row block's query tokens of the sum over the column block's key tokens (JSON keeps every weight)"
+        )
+    if kind == "token":
+        cells, before_g = weights, before
+    else:
+        cells, before_g = group_cells(weights, before, groups, start)
+    view = MatrixView(by=kind, labels=labels, groups=groups, cells=cells.tolist(), before=before_g.tolist())
+    return view, notes
+
+
+def matrix(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    layer: str,
+    head: str,
+    by: str = "token",
+    window: str | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    max_groups: int = MAX_GROUPS,
+) -> MatrixResult:
+    """Everything ``attnscope matrix`` does for one prompt."""
+    if by not in BYS:
+        raise AttnscopeError(f"--by {by!r}: use token or word")
+    info = loaded.info
+    layer_i = one_index(layer, info.num_hidden_layers, "layer")
+    head_i = one_index(head, info.num_attention_heads, "head")
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    n = len(enc.ids)
+    check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
+    start, end = parse_window(window, n)
+    if by == "word" and (start, end) != (0, n):
+        raise AttnscopeError("--by word works on the whole prompt; use --window without --by word")
+    check_memory(end - start, end, str(next(loaded.model.parameters()).device))
+    ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
+    positions = torch.arange(start, end)[None, :]  # (1, P)
+    request = capture.Request(positions=positions, layers=frozenset({layer_i}), heads=frozenset({head_i}))
+    got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
+    capture.check_finite(got.rows)
+    rows = got.rows[layer_i][0, 0]  # (P, end): the one head's rows
+    weights = rows[:, start:end]  # (P, P)
+    before = rows[:, :start].sum(dim=-1)  # (P,)
+    view, notes = make_view(enc, weights, before, start, end, by, max_groups)
+    if start > 0:
+        notes.append(f"--window {start}:{end}: the '<{start}' column is each row's weight on keys 0..{start - 1}")
+    groups = info.num_attention_heads // info.num_key_value_heads
+    return MatrixResult(
+        model=info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        words=enc.words,
+        layer=layer_i,
+        head=head_i,
+        kv_head=head_i // groups,
+        window=[start, end],
+        weights=weights.tolist(),
+        before=before.tolist(),
+        view=view,
+        notes=notes,
+        warnings=[],
+    )

@@ -1,0 +1,111 @@
+"""Human view of a MatrixResult: a shaded query x key heatmap with the causal triangle.
+
+Rows are query positions (or groups), columns are key positions in the same order;
+column headers give the index (tens digit above units digit) and the row labels double
+as the legend. ``·`` marks cells the causal mask removes (the key is after the query).
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from attnscope.render import heat_style, shade
+from attnscope.results.matrix import MatrixResult
+
+
+def _pad(label: str, width: int) -> str:
+    return label + " " * max(0, width - cell_len(label))
+
+
+def _clip(label: str, width: int) -> str:
+    if cell_len(label) <= width:
+        return label
+    out = ""
+    for ch in label:
+        if cell_len(out + ch) > width - 1:
+            break
+        out += ch
+    return out + "…"
+
+
+def header(r: MatrixResult) -> Text:
+    m = r.model
+    text = Text()
+    text.append(f"layer {r.layer} head {r.head}", style="bold")
+    text.append(f" (KV head {r.kv_head})", style="dim")
+    start, end = r.window
+    n = len(r.tokens)
+    shown = f"positions {start}..{end - 1} of {n}" if (start, end) != (0, n) else f"{n} tokens"
+    text.append(f"  {shown}, by {r.view.by}", style="dim")
+    text.append(
+        f"\nmodel {m.id}  {m.num_hidden_layers} layers, {m.num_attention_heads} heads "
+        f"/ {m.num_key_value_heads} KV heads, {m.dtype} on {m.device}",
+        style="dim",
+    )
+    return text
+
+
+def grid(r: MatrixResult) -> Text:
+    v = r.view
+    n = len(v.groups)
+    labels = [_clip(lab, 14) for lab in v.labels]
+    idx_w = len(str(max(v.groups[-1][0], n))) if n else 1
+    lab_w = max((cell_len(x) for x in labels), default=1)
+    left = idx_w + 1 + lab_w + 1
+    has_before = r.window[0] > 0
+    before_w = 6 if has_before else 0
+    nums = [g[0] for g in v.groups] if v.by == "token" else list(range(n))  # what rows and columns are numbered by
+    out = Text()
+    # Column headers: tens digit on the first line, units digit on the second.
+    if any(x >= 10 for x in nums):
+        out.append(" " * (left + before_w))
+        for x in nums:
+            out.append(f" {x // 10 % 10}" if x >= 10 else "  ", style="dim")
+        out.append("\n")
+    out.append(" " * left + (f"<{r.window[0]}".rjust(5) + " " if has_before else ""), style="dim")
+    for x in nums:
+        out.append(f" {x % 10}", style="dim")
+    out.append("   top key\n", style="dim")
+    for row in range(n):
+        out.append(f"{nums[row]:>{idx_w}} ", style="dim")
+        out.append(_pad(labels[row], lab_w) + " ")
+        if has_before:
+            b = v.before[row]
+            out.append(f"{b:4.2f} ", style=heat_style(b))
+            out.append("│", style="dim")
+        last_query = v.groups[row][-1]
+        best, best_c = -1.0, 0
+        for c in range(n):
+            if v.groups[c][0] > last_query:
+                out.append(" ·", style="grey35")
+                continue
+            value = v.cells[row][c]
+            out.append(shade(value) * 2, style=heat_style(value))
+            if value > best:
+                best, best_c = value, c
+        out.append(f"  {labels[best_c]} {best:.2f}" if best >= 0 else "", style="dim")
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
+def legend(r: MatrixResult) -> Text:
+    text = Text("scale 0..1: ", style="dim")
+    for ch, lo in (("░", "<0.38"), ("▒", "<0.63"), ("▓", "<0.88"), ("█", "≥0.88")):
+        text.append(ch * 2, style=heat_style({"░": 0.25, "▒": 0.5, "▓": 0.75, "█": 1.0}[ch]))
+        text.append(f" {lo}  ", style="dim")
+    text.append("blank <0.005   · masked: the key is after the query (causal)", style="dim")
+    if r.view.by == "block":
+        text.append("\nrows and columns are numbered by block; labels show each block's first token", style="dim")
+    elif r.view.by == "word":
+        text.append("\nrows and columns are numbered by word", style="dim")
+    return text
+
+
+def render(r: MatrixResult) -> RenderableType:
+    parts: list[RenderableType] = [header(r), Text(""), grid(r), Text(""), legend(r)]
+    for note in r.notes:
+        parts.append(Text(note, style="dim"))
+    return Group(*parts)

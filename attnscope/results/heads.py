@@ -1,0 +1,55 @@
+"""Result of ``attnscope heads``: every (layer, head) ranked by the weight a query puts on a key span.
+
+Plain data only: the ranking covers all layers x heads, and the top entries carry the
+query's whole (aggregated) row so the view can show where the rest of the weight went.
+Nothing here computes or prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attnscope.results import Result
+from attnscope.results.common import ModelInfo, Token, Word
+
+
+@dataclass(frozen=True)
+class HeadScore:
+    """One head's score: the query's weight on the key span, summed over the span's tokens."""
+
+    layer: int
+    head: int
+    kv_head: int
+    score: float
+
+
+@dataclass(frozen=True)
+class TopHead:
+    """A top-ranked head and its query row over key positions 0..query (after --query-agg and --no-sink)."""
+
+    layer: int
+    head: int
+    kv_head: int
+    score: float
+    row: list[float]
+
+
+@dataclass(frozen=True)
+class HeadsResult(Result):
+    SCHEMA = "attnscope.heads/1"
+
+    model: ModelInfo
+    text: str
+    chat: bool
+    tokens: list[Token]
+    words: list[Word]
+    query_text: str
+    key_text: str
+    query: list[int]  # token indices of the query span
+    key: list[int]  # token indices of the key span
+    query_agg: str  # last | mean: how a multi-token query's rows are reduced
+    no_sink: bool
+    ranking: list[HeadScore]  # all num_hidden_layers x num_attention_heads, score descending
+    top: list[TopHead]
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

@@ -1,0 +1,47 @@
+"""Result of ``attnscope matrix``: the query x key weights of one layer and one head.
+
+``weights`` holds the raw token-level rows for query positions ``window[0]..window[1]-1``
+against key positions in the same range; ``before`` is each row's weight on keys left of
+the window. ``view`` is what the heatmap shows: the same matrix, grouped by word or
+condensed into blocks when asked or when it is too long to draw. Nothing here computes
+or prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attnscope.results import Result
+from attnscope.results.common import ModelInfo, Token, Word
+
+
+@dataclass(frozen=True)
+class MatrixView:
+    """The drawn grid. ``cells[r][c]`` is the mean over row group ``r``'s query tokens of
+    the sum over column group ``c``'s key tokens (each row still sums to 1 with ``before``)."""
+
+    by: str  # token | word | block
+    labels: list[str]
+    groups: list[list[int]]  # absolute token indices in each row/column group
+    cells: list[list[float]]
+    before: list[float]  # per row group: weight on keys left of the window
+
+
+@dataclass(frozen=True)
+class MatrixResult(Result):
+    SCHEMA = "attnscope.matrix/1"
+
+    model: ModelInfo
+    text: str
+    chat: bool
+    tokens: list[Token]
+    words: list[Word]
+    layer: int
+    head: int
+    kv_head: int
+    window: list[int]  # [start, end): the query and key positions in ``weights``
+    weights: list[list[float]]  # [query_pos - start][key_pos - start], raw fp32 softmax rows
+    before: list[float]  # [query_pos - start]: weight on keys 0..start-1
+    view: MatrixView
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

@@ -74,7 +74,7 @@ def test_illustration_grids_by_hand():
     text = _lines(to_text(render(r)))
     assert "3    1  1  1  1  .             3    -  -  -  -  -   빈칸 자리라 결과를 쓰지 않는다" in text
     assert "4    1  1  1  1  1             4    -  -  -  -  -" in text
-    assert maskgrid.LINE_RIGHT_KO.split(". ")[0] in "".join(text)
+    assert text[-2:] == [maskgrid.LINE_RIGHT_KO, maskgrid.LINE_RIGHT_2_KO]
 
 
 def test_left_padding_needs_the_padding_mask():
@@ -301,3 +301,12 @@ def test_real_model_two_korean_prompts(real_loaded, side):
         assert p.eager_min == pytest.approx(1 / n) and p.eager_max == pytest.approx(1 / n)
     else:
         assert p.allowed_keys == 7 and p.eager_vs_capture < 1e-4
+
+
+def test_chat_batch(loaded):
+    r = mask(loaded, [SEED, "hello"], chat=True, padding_side="left")
+    assert r.chat and r.agrees_with_model is True and r.agrees_with_eager is True
+    seq = r.sequences[1]
+    real = [t for t, m in zip(seq.tokens, seq.attention_mask, strict=True) if m]
+    assert real[0] == "<|im_start|>" and "<|im_end|>" in real
+    assert seq.text.startswith("<|im_start|>user\nhello")

@@ -28,10 +28,8 @@ PAD_REMARK_KO = "빈칸 자리라 결과를 쓰지 않는다"
 LINE_CAUSAL_KO = "causal mask는 위치 관계만으로 정해져서 어떤 입력이든 모양이 같다."
 LINE_PADDING_KO = "padding mask는 입력마다 빈칸이 어디에 몇 개 있는지에 따라 달라진다."
 LINE_LEFT_KO = "빈칸이 앞쪽에 있으면 causal mask만으로는 빈칸을 가릴 수 없어서 둘을 함께 쓴다."
-LINE_RIGHT_KO = (
-    "빈칸이 뒤쪽에 있으면 진짜 토큰의 행은 causal mask만으로도 빈칸을 보지 않는다. "
-    "padding mask는 빈칸 행만 바꾸고, 그 행의 결과는 쓰지 않는다."
-)
+LINE_RIGHT_KO = "빈칸이 뒤쪽에 있으면 진짜 토큰의 행은 causal mask만으로도 빈칸을 보지 않는다."
+LINE_RIGHT_2_KO = "padding mask는 빈칸 행만 바꾸고, 그 행의 결과는 쓰지 않는다."
 LINE_NONE_KO = "빈칸이 없으면 padding mask는 아무것도 지우지 않아 causal mask와 같다."
 
 
@@ -95,8 +93,11 @@ def pad_title_ko(pads: list[int]) -> str:
 
 def closing_lines_ko(side: str, pad: int) -> list[str]:
     """The lines under the figure: what each mask depends on, and why left padding needs both."""
-    third = LINE_NONE_KO if pad == 0 else (LINE_LEFT_KO if side == "left" else LINE_RIGHT_KO)
-    return [LINE_CAUSAL_KO, LINE_PADDING_KO, third]
+    if pad == 0:
+        return [LINE_CAUSAL_KO, LINE_PADDING_KO, LINE_NONE_KO]
+    if side == "left":
+        return [LINE_CAUSAL_KO, LINE_PADDING_KO, LINE_LEFT_KO]
+    return [LINE_CAUSAL_KO, LINE_PADDING_KO, LINE_RIGHT_KO, LINE_RIGHT_2_KO]
 
 
 def illustration(size: int = 4, pad: int = 1, side: str = "left", max_size: int = DEFAULT_MAX_SIZE) -> MaskResult:

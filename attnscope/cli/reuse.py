@@ -1,0 +1,54 @@
+"""``attnscope reuse``: appended tokens leave earlier K/V unchanged, so a KV cache gives the same logits."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import (
+    DeviceOpt,
+    DtypeOpt,
+    HtmlOpt,
+    JsonOpt,
+    ModelOpt,
+    RevisionOpt,
+    SvgOpt,
+    WidthOpt,
+    emit,
+    handle_errors,
+    load,
+    read_prompt,
+)
+from attnscope.cli.trace import LangOpt, fail_if_not_ok
+
+
+@app.command("reuse")
+@handle_errors
+def reuse_cmd(
+    prefix: Annotated[str, typer.Argument(help="The earlier text, or - to read it from stdin.")],
+    suffix: Annotated[str, typer.Argument(help="The text appended to it (tokenized on its own).")],
+    repeat: Annotated[
+        int, typer.Option("--repeat", help="Repeat prefix+suffix N times for the cost part (longer T).", min=1)
+    ] = 1,
+    lang: LangOpt = "en",
+    model: ModelOpt = None,
+    revision: RevisionOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
+    as_json: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+    width: WidthOpt = None,
+) -> None:
+    """Prefix K/V alone vs inside prefix+suffix, the cache check, and T(T+1)/2 comparisons for T and 2T."""
+    from attnscope.core.reuse import reuse
+    from attnscope.core.rope import check_lang
+
+    text = read_prompt(prefix)
+    check_lang(lang)
+    loaded = load(model, revision, device, dtype)
+    result = reuse(loaded, text, suffix, repeat=repeat, lang=lang)
+    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    fail_if_not_ok(result, "prefix K/V changed, or the cached run's logits differ from one full pass")

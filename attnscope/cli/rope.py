@@ -1,0 +1,66 @@
+"""``attnscope rope``: the model's RoPE speeds, and proof on real q/k that scores depend on n - m only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import (
+    DeviceOpt,
+    DtypeOpt,
+    HtmlOpt,
+    JsonOpt,
+    ModelOpt,
+    RevisionOpt,
+    SvgOpt,
+    WidthOpt,
+    emit,
+    handle_errors,
+    load,
+    read_prompt,
+)
+from attnscope.cli.trace import LangOpt, fail_if_not_ok
+
+
+def _deltas(spec: str) -> list[int]:
+    from attnscope.errors import AttnscopeError
+
+    try:
+        return [int(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise AttnscopeError(f"--deltas {spec!r}: give comma-separated integers, e.g. 1,10,100,1000") from None
+
+
+@app.command("rope")
+@handle_errors
+def rope_cmd(
+    pos: Annotated[int, typer.Option("--pos", help="Position whose rotation angles are shown.")] = 10,
+    layer: Annotated[str, typer.Option("--layer", "-l", help="Layer for the relative check.")] = "0",
+    head: Annotated[str, typer.Option("--head", help="Query head for the relative check.")] = "0",
+    prompt: Annotated[
+        str | None,
+        typer.Option("--prompt", help="Prompt whose real q/k are used (- for stdin). Default: the note's sentence."),
+    ] = None,
+    deltas: Annotated[str, typer.Option("--deltas", help="Shifts Δ for score(m+Δ, n+Δ).")] = "1,10,100,1000",
+    lang: LangOpt = "en",
+    model: ModelOpt = None,
+    revision: RevisionOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
+    as_json: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+    width: WidthOpt = None,
+) -> None:
+    """rope_theta, each pair's speed and wavelength, and score(m, n) = score(m+Δ, n+Δ) on the model's q and k."""
+    from attnscope.core.rope import check_lang, rope
+
+    text = read_prompt(prompt) if prompt is not None else None
+    shifts = _deltas(deltas)
+    check_lang(lang)
+    loaded = load(model, revision, device, dtype)
+    result = rope(loaded, pos=pos, layer=layer, head=head, prompt=text, deltas=shifts, lang=lang)
+    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    fail_if_not_ok(result, "scores changed with the shift, or k/v are not what RoPE predicts")

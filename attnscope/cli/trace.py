@@ -1,0 +1,77 @@
+"""``attnscope trace``: one position's vector from the embedding through every layer (logit lens)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import (
+    ChatOpt,
+    DeviceOpt,
+    DtypeOpt,
+    HtmlOpt,
+    JsonOpt,
+    ModelOpt,
+    PromptArg,
+    RevisionOpt,
+    SvgOpt,
+    SystemOpt,
+    WidthOpt,
+    emit,
+    handle_errors,
+    load,
+    read_prompt,
+    stderr_line,
+)
+
+LangOpt = Annotated[str, typer.Option("--lang", help="Language of the explanatory lines: en|ko.")]
+
+
+def fail_if_not_ok(result: Any, what: str) -> None:
+    """After the result is printed: a failed self-check exits 5 with one line on stderr."""
+    if not result.ok:
+        from attnscope.errors import ExitCode
+
+        stderr_line(f"attnscope: check failed: {what}")
+        raise typer.Exit(int(ExitCode.NUMERIC))
+
+
+@app.command("trace")
+@handle_errors
+def trace_cmd(
+    prompt: PromptArg,
+    pos: Annotated[int, typer.Option("--pos", help="Position to trace; negative counts from the end.")] = -1,
+    dims: Annotated[int, typer.Option("--dims", help="How many leading dims of each vector to show.", min=1)] = 4,
+    top: Annotated[int, typer.Option("--top", help="Logit-lens candidates per row.", min=1)] = 3,
+    compare_pos: Annotated[
+        int | None,
+        typer.Option(
+            "--compare-pos", help="Second position to compare with. Default: another one with the same token id."
+        ),
+    ] = None,
+    lang: LangOpt = "en",
+    model: ModelOpt = None,
+    revision: RevisionOpt = None,
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
+    chat: ChatOpt = False,
+    system: SystemOpt = None,
+    as_json: JsonOpt = False,
+    svg: SvgOpt = None,
+    html: HtmlOpt = None,
+    width: WidthOpt = None,
+) -> None:
+    """The note's layer stack for one position: embedding, then after each layer, with a logit lens."""
+    from attnscope.core.rope import check_lang
+    from attnscope.core.trace import trace
+
+    text = read_prompt(prompt)
+    check_lang(lang)
+    loaded = load(model, revision, device, dtype)
+    result = trace(
+        loaded, text, pos=pos, dims=dims, top=top, compare_pos=compare_pos, chat=chat, system=system, lang=lang
+    )
+    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    fail_if_not_ok(result.check, "the last row's logit lens does not match the model's next-token logits")

@@ -1,0 +1,137 @@
+"""One head's scaled dot-product attention for one query, recomputed by hand from the model's q, k, v.
+
+``explain`` captures the post-RoPE q, k, v and the pre-o_proj output of one layer
+(``capture.Request(keep_qkv, keep_output)``), then follows the note's pseudo-code for one
+query position i and one query head h: scores_j = q_i . k_j for j <= i using KV head
+h // groups, scaled by the module's ``scaling`` (1/sqrt(d)), later positions masked,
+softmax, and out = sum_j w_j v_j. It compares the weights with the captured row and
+``out`` with the model's own output slice, and shows (via ``core.rope.project``) that
+q and k are rotated k_proj/q_proj outputs while v is v_proj's output as is.
+
+It does not handle padded batches (one sequence only) and does not print.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from attnscope.core.rope import check_lang, one_index, project, rotate, tolerance
+from attnscope.core.tokens import check_length, encode, pick_query
+from attnscope.errors import AttnscopeError
+from attnscope.loading import Loaded
+from attnscope.results.explain import ExplainResult, RopeEvidence
+
+
+def _allowed(mask: torch.Tensor | None, query_pos: int, n_keys: int) -> torch.Tensor:
+    """(T,) bool: which keys the model's own mask lets the query see."""
+    if mask is None:  # sdpa's is_causal path: plain causal
+        return torch.arange(n_keys) <= query_pos
+    row = mask[0, 0, query_pos, :n_keys]  # (T,)
+    if row.dtype == torch.bool:
+        return row.cpu()
+    return (row > torch.finfo(row.dtype).min).cpu()
+
+
+def explain(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    layer: str | int,
+    head: str | int,
+    query: str | None = None,
+    pos: int | None = None,
+    occurrence: int | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    dims: int = 4,
+    lang: str = "en",
+) -> ExplainResult:
+    """Everything ``attnscope explain`` does for one prompt, layer and head."""
+    check_lang(lang)
+    if dims < 1:
+        raise AttnscopeError("--dims must be at least 1")
+    info = loaded.info
+    li = one_index(layer, info.num_hidden_layers, "layer")
+    hi = one_index(head, info.num_attention_heads, "head")
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    warnings: list[str] = []
+    q_sel = pick_query(enc, query, pos, occurrence, warnings)
+    i = q_sel.index
+    proj = project(loaded.model, enc.ids, li, [i])
+    n_heads, n_kv = proj.q.shape[0], proj.k.shape[0]
+    groups = n_heads // n_kv
+    kv = hi // groups
+    n_tok = proj.k.shape[1]
+
+    q = proj.q[hi, i]  # (D,)
+    k_all = proj.k[kv]  # (T, D)
+    v_all = proj.v[kv]  # (T, D)
+    scores_all = k_all @ q  # (T,): q . k_j for every key, later ones included
+    scaled_all = scores_all * proj.scaling
+    allowed = _allowed(proj.mask, i, n_tok)
+    weights_all = torch.softmax(scaled_all.masked_fill(~allowed, float("-inf")), dim=-1)  # (T,)
+    captured_all = proj.rows[hi, 0]  # (T,)
+    keys = [j for j in range(n_tok) if bool(allowed[j])]
+    masked = [j for j in range(n_tok) if not bool(allowed[j])]
+    out = weights_all[keys] @ v_all[keys]  # (D,) = sum_j w_j v_j
+    model_out = proj.output[i, hi]  # (D,)
+
+    seen = torch.tensor(keys)
+    rot_q = rotate(proj.q_pre[hi], proj.cos, proj.sin)  # (T, D)
+    rot_k = rotate(proj.k_pre[kv], proj.cos, proj.sin)  # (T, D)
+    evidence = RopeEvidence(
+        q_pre_vs_post=float((proj.q_pre[hi, i] - q).abs().max()),
+        q_rotated_vs_post=float((rot_q[i] - q).abs().max()),
+        k_pre_vs_post=float((proj.k_pre[kv, seen] - k_all[seen]).abs().max()),
+        k_rotated_vs_post=float((rot_k[seen] - k_all[seen]).abs().max()),
+        v_pre_vs_post=float((proj.v_pre[kv, seen] - v_all[seen]).abs().max()),
+    )
+    max_diff_weights = float((weights_all - captured_all).abs().max())
+    max_diff_out = float((out - model_out).abs().max())
+    masked_captured_max = float(captured_all[masked].abs().max()) if masked else 0.0
+    tol = tolerance(next(loaded.model.parameters()).dtype)
+    ok = (
+        max_diff_weights <= tol
+        and max_diff_out <= tol * max(1.0, float(v_all.abs().max()))
+        and masked_captured_max == 0.0
+        and evidence.v_pre_vs_post <= tol
+        and evidence.k_rotated_vs_post <= tol * max(1.0, float(k_all.abs().max()))
+    )
+    notes = []
+    if i == 0:
+        notes.append("the query is position 0: it can only see itself, so its weight is 1")
+    return ExplainResult(
+        model=info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        query=q_sel,
+        layer=li,
+        head=hi,
+        kv_head=kv,
+        shared_heads=list(range(kv * groups, (kv + 1) * groups)),
+        head_dim=int(q.shape[0]),
+        scaling=proj.scaling,
+        keys=keys,
+        q=q.tolist(),
+        k=k_all[seen].tolist(),
+        v=v_all[seen].tolist(),
+        scores=scores_all[seen].tolist(),
+        scaled=scaled_all[seen].tolist(),
+        masked=masked,
+        masked_captured_max=masked_captured_max,
+        weights=weights_all[seen].tolist(),
+        captured=captured_all[seen].tolist(),
+        out=out.tolist(),
+        model_out=model_out.tolist(),
+        max_diff_weights=max_diff_weights,
+        max_diff_out=max_diff_out,
+        rope=evidence,
+        tolerance=tol,
+        ok=ok,
+        dims=dims,
+        lang=lang,
+        notes=notes,
+        warnings=warnings,
+    )

@@ -1,0 +1,320 @@
+"""RoPE as the model applies it: the per-pair speeds, and a check that scores depend on n - m only.
+
+``rope`` reads ``rope_theta`` from ``config.rope_parameters`` (transformers 5 has no
+``config.rope_theta``), lists every rotation pair with its speed inv_freq = theta^(-2i/d),
+wavelength 2*pi/inv_freq and angle at ``--pos``, and compares those speeds to the model's
+own ``rotary_emb.inv_freq``. It then takes the model's real pre-RoPE q and k at one layer
+and head (recomputed with that layer's own q_proj/k_proj from the input the layer really
+received), rotates q to position m + delta and k to n + delta with the model's own
+``rotary_emb`` cos/sin, and shows the score q.k is the same for every delta. It also
+shows that the captured k is the rotated k_proj output and that v is v_proj's output
+unrotated.
+
+Note on pairs: Hugging Face Qwen2 pairs dimension i with i + d/2 (``rotate_half``), not
+2i with 2i + 1 as the RoFormer paper writes it; the rotation is the same up to a
+permutation of dimensions. ``project`` is shared with ``explain``. This module does not
+print and does not support rope types other than ``default`` for the formula (it says so).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from attnscope.core import capture
+from attnscope.core.select import parse_indices
+from attnscope.core.tokens import check_length, encode
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.loading import Loaded
+from attnscope.results.rope import Pair, RelativeCheck, RopeResult, VCheck
+
+LANGS = ("en", "ko")
+DEFAULT_PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."
+DEFAULT_DELTAS = (1, 10, 100, 1000)
+
+
+def check_lang(lang: str) -> None:
+    if lang not in LANGS:
+        raise AttnscopeError(f"--lang {lang!r}: use en or ko")
+
+
+def one_index(spec: str | int, n: int, what: str) -> int:
+    """A single --layer/--head value (negative counts from the end)."""
+    got = parse_indices(str(spec), n, what)
+    if len(got) != 1 or str(spec).strip().lower() == "all":
+        raise AttnscopeError(f"--{what} takes one {what} here, not {spec!r}")
+    return got[0]
+
+
+def tolerance(dtype: torch.dtype) -> float:
+    """How far two computations of the same number may differ and still count as equal."""
+    return 1e-4 if dtype == torch.float32 else 5e-2
+
+
+@dataclass
+class Projections:
+    """One layer's attention inputs for one sequence (batch of 1), all fp32 on CPU.
+
+    x: (T, hidden), the input self_attn received (after input_layernorm).
+    q_pre: (H, T, D), k_pre/v_pre: (KV, T, D): the layer's own projections of x, before RoPE.
+    cos, sin: (T, D): what the model's rotary_emb gave this layer.
+    q: (H, T, D), k/v: (KV, T, D): what the attention function was handed (post-RoPE q/k).
+    rows: (H, P, T) captured softmax rows for the requested positions.
+    output: (T, H, D), the attention output before o_proj.
+    mask: the mask the model passed to attention, or None (plain causal).
+    scaling: the attention module's score scale (1/sqrt(D) for Qwen2).
+    """
+
+    x: torch.Tensor
+    q_pre: torch.Tensor
+    k_pre: torch.Tensor
+    v_pre: torch.Tensor
+    cos: torch.Tensor
+    sin: torch.Tensor
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    rows: torch.Tensor
+    output: torch.Tensor
+    mask: torch.Tensor | None
+    scaling: float
+
+
+def attention_module(model: torch.nn.Module, layer: int) -> Any:
+    layers = getattr(capture.decoder(model), "layers", None)
+    attn = getattr(layers[layer], "self_attn", None) if layers is not None else None
+    if attn is None or not all(hasattr(attn, n) for n in ("q_proj", "k_proj", "v_proj")):
+        raise AttnscopeError(
+            f"{type(model).__name__}: no layers[{layer}].self_attn with q_proj/k_proj/v_proj", ExitCode.MODEL
+        )
+    return attn
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """(..., D): pairs dimension i with i + D/2 and turns each pair by 90 degrees."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """RoPE written out: x * cos + rotate_half(x) * sin; x (..., T, D), cos/sin (T, D)."""
+    return x * cos + rotate_half(x) * sin
+
+
+def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[int]) -> Projections:
+    """Run one forward up to ``layer`` and return its q/k/v before and after RoPE (see Projections)."""
+    attn = attention_module(model, layer)
+    seen: dict[str, Any] = {}
+
+    def grab(module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        seen["x"] = kwargs.get("hidden_states", args[0] if args else None)
+        seen["pe"] = kwargs.get("position_embeddings")
+
+    handle = attn.register_forward_pre_hook(grab, with_kwargs=True)
+    try:
+        input_ids = torch.tensor([ids])  # (1, T)
+        got = capture.run(
+            model,
+            input_ids,
+            torch.ones_like(input_ids),
+            capture.Request(
+                positions=torch.tensor([positions]),
+                layers=frozenset({layer}),
+                keep_qkv=frozenset({layer}),
+                keep_output=frozenset({layer}),
+                keep_mask=frozenset({layer}),
+            ),
+        )
+    finally:
+        handle.remove()
+    if seen.get("x") is None or seen.get("pe") is None:
+        raise AttnscopeError("the attention module was not given hidden_states/position_embeddings", ExitCode.MODEL)
+    capture.check_finite(got.rows)
+    x = seen["x"]  # (1, T, hidden)
+    n_tok = x.shape[1]
+    head_dim = got.qkv[layer][0].shape[-1]
+    with torch.inference_mode():
+        # (1, T, n*D) -> (1, T, n, D) -> (1, n, T, D) -> (n, T, D)
+        q_pre = attn.q_proj(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
+        k_pre = attn.k_proj(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
+        v_pre = attn.v_proj(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
+    cos, sin = seen["pe"]  # each (1, T, D)
+    q, k, v = got.qkv[layer]  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
+    return Projections(
+        x=x[0].detach().float().cpu(),
+        q_pre=q_pre.float().cpu(),
+        k_pre=k_pre.float().cpu(),
+        v_pre=v_pre.float().cpu(),
+        cos=cos[0].float().cpu(),
+        sin=sin[0].float().cpu(),
+        q=q[0].float(),
+        k=k[0].float(),
+        v=v[0].float(),
+        rows=got.rows[layer][0],  # (H, P, T)
+        output=got.output[layer][0].float(),  # (T, H, D)
+        mask=got.mask.get(layer),
+        scaling=float(getattr(attn, "scaling", head_dim**-0.5)),
+    )
+
+
+def rope_theta(config: Any) -> tuple[float, str]:
+    params = getattr(config, "rope_parameters", None)
+    if not isinstance(params, dict) or "rope_theta" not in params:
+        raise AttnscopeError(
+            f"{getattr(config, 'model_type', 'this model')}: config.rope_parameters has no rope_theta", ExitCode.MODEL
+        )
+    return float(params["rope_theta"]), str(params.get("rope_type", "default"))
+
+
+def cos_sin(model: torch.nn.Module, positions: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model's own rotary_emb at arbitrary positions: cos, sin each (len(positions), D), fp32."""
+    rotary = getattr(capture.decoder(model), "rotary_emb", None)
+    if rotary is None:
+        raise AttnscopeError(f"{type(model).__name__}: no rotary_emb on the decoder", ExitCode.MODEL)
+    device = next(model.parameters()).device
+    pos = torch.tensor([positions], device=device)  # (1, N)
+    with torch.inference_mode():
+        cos, sin = rotary(torch.zeros(1, dtype=torch.float32, device=device), pos)  # each (1, N, D)
+    return cos[0].float().cpu(), sin[0].float().cpu()
+
+
+def relative_check(
+    model: torch.nn.Module, proj: Projections, layer: int, head: int, query_pos: int, deltas: list[int]
+) -> RelativeCheck:
+    """score(m, n) vs score(m + delta, n + delta) for every key n <= m, with q/k from ``proj``."""
+    groups = proj.q_pre.shape[0] // proj.k_pre.shape[0]
+    kv_head = head // groups
+    m = query_pos
+    q_pre = proj.q_pre[head, m]  # (D,)
+    k_pre = proj.k_pre[kv_head, : m + 1]  # (m+1, D)
+    keys = list(range(m + 1))
+
+    def scores(q_at: int, k_shift: int) -> torch.Tensor:
+        cos, sin = cos_sin(model, [q_at] + [n + k_shift for n in keys])  # (1 + m+1, D)
+        q_rot = rotate(q_pre, cos[0], sin[0])  # (D,)
+        k_rot = rotate(k_pre, cos[1:], sin[1:])  # (m+1, D)
+        return k_rot @ q_rot  # (m+1,)
+
+    base = scores(m, 0)
+    # The same score from the forward's own post-RoPE q and k.
+    model_scores = proj.k[kv_head, : m + 1] @ proj.q[head, m]  # (m+1,)
+    diffs = []
+    shifted_k_only = []
+    for d in deltas:
+        diffs.append(float((scores(m + d, d) - base).abs().max()))
+        shifted_k_only.append(float((scores(m, d) - base).abs().max()))
+    return RelativeCheck(
+        layer=layer,
+        head=head,
+        kv_head=kv_head,
+        query_pos=m,
+        keys=keys,
+        deltas=list(deltas),
+        scores=base.tolist(),
+        max_diff_per_delta=diffs,
+        max_diff=max(diffs) if diffs else 0.0,
+        max_abs_score=float(base.abs().max()),
+        max_diff_vs_model=float((base - model_scores).abs().max()),
+        k_only_max_diff=shifted_k_only,
+    )
+
+
+def v_check(proj: Projections) -> VCheck:
+    """Captured k vs k_proj (differ: rotated), rotated k_proj vs captured k, v_proj vs captured v."""
+    return VCheck(
+        k_pre_vs_post=float((proj.k_pre - proj.k).abs().max()),
+        k_rotated_vs_post=float((rotate(proj.k_pre, proj.cos, proj.sin) - proj.k).abs().max()),
+        q_pre_vs_post=float((proj.q_pre - proj.q).abs().max()),
+        q_rotated_vs_post=float((rotate(proj.q_pre, proj.cos, proj.sin) - proj.q).abs().max()),
+        v_pre_vs_post=float((proj.v_pre - proj.v).abs().max()),
+        v_rotated_vs_post=float((rotate(proj.v_pre, proj.cos, proj.sin) - proj.v).abs().max()),
+    )
+
+
+def pairs(theta: float, head_dim: int, pos: int) -> list[Pair]:
+    out = []
+    for i in range(head_dim // 2):
+        inv_freq = theta ** (-2.0 * i / head_dim)
+        angle = pos * inv_freq
+        out.append(
+            Pair(
+                i=i,
+                dims=[i, i + head_dim // 2],
+                inv_freq=inv_freq,
+                wavelength=2 * math.pi / inv_freq,
+                angle=angle,
+                angle_deg=math.degrees(angle) % 360.0,
+            )
+        )
+    return out
+
+
+def rope(
+    loaded: Loaded,
+    *,
+    pos: int = 10,
+    layer: str | int = 0,
+    head: str | int = 0,
+    prompt: str | None = None,
+    deltas: list[int] | None = None,
+    lang: str = "en",
+) -> RopeResult:
+    """Everything ``attnscope rope`` does."""
+    check_lang(lang)
+    model = loaded.model
+    config = model.config
+    info = loaded.info
+    theta, rope_type = rope_theta(config)
+    head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
+    if pos < 0:
+        raise AttnscopeError(f"--pos {pos}: a position is 0 or more")
+    deltas = list(DEFAULT_DELTAS if deltas is None else deltas)
+    if not deltas or any(d <= 0 for d in deltas):
+        raise AttnscopeError("--deltas: give positive shifts, e.g. 1,10,100,1000")
+    li = one_index(layer, info.num_hidden_layers, "layer")
+    hi = one_index(head, info.num_attention_heads, "head")
+    table = pairs(theta, head_dim, pos)
+    rotary = getattr(capture.decoder(model), "rotary_emb", None)
+    model_inv = getattr(rotary, "inv_freq", None)
+    notes: list[str] = []
+    inv_diff: float | None = None
+    if isinstance(model_inv, torch.Tensor):
+        ours = torch.tensor([p.inv_freq for p in table], dtype=torch.float64)
+        inv_diff = float(((model_inv.double().cpu() - ours).abs() / ours).max())
+    if rope_type != "default":
+        notes.append(f"rope_type {rope_type!r}: the model rescales these speeds; the formula is the default one")
+    enc = encode(loaded.tokenizer, prompt if prompt is not None else DEFAULT_PROMPT)
+    max_pos = getattr(config, "max_position_embeddings", None)
+    check_length(len(enc.ids), max_pos)
+    m = len(enc.ids) - 1
+    if max_pos and m + max(deltas) >= max_pos:
+        notes.append(f"m + delta passes max_position_embeddings ({max_pos}); RoPE is still defined there")
+    proj = project(model, enc.ids, li, [m])
+    rel = relative_check(model, proj, li, hi, m, deltas)
+    vc = v_check(proj)
+    dtype = next(model.parameters()).dtype
+    tol = tolerance(dtype)
+    # Scores are sums of D products of numbers of size |q||k|; fp32 angles at large positions
+    # lose about 1e-7 * position radians, so the bar is relative to the score size.
+    rel_tol = tol * max(1.0, rel.max_abs_score)
+    ok = rel.max_diff <= rel_tol and vc.k_rotated_vs_post <= tol * 10 and vc.v_pre_vs_post <= tol
+    return RopeResult(
+        model=info,
+        rope_theta=theta,
+        rope_type=rope_type,
+        head_dim=head_dim,
+        pos=pos,
+        pairs=table,
+        inv_freq_max_rel_diff=inv_diff,
+        prompt=enc.text,
+        tokens=enc.tokens,
+        relative_check=rel,
+        v_check=vc,
+        tolerance=rel_tol,
+        ok=ok,
+        lang=lang,
+        notes=notes,
+    )

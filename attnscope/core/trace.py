@@ -1,0 +1,219 @@
+"""The note's layer-stack diagram for one position: embedding, after layer 1, ..., after layer L.
+
+One decoder forward with ``output_hidden_states=True``. In transformers 5.24
+(``utils/output_capturing.py``) ``hidden_states[0]`` is the embedding and
+``hidden_states[k]`` the output of layer k, except the LAST entry, which is replaced by
+``last_hidden_state``: already passed through the final norm. So the output of the last
+layer is taken raw with a forward hook, and the result records (and the tests check) that
+``hidden_states[-1]`` equals final_norm(raw). Each row gets its first dims, norm, cosine to
+the previous row and a logit lens (final norm + lm_head on that one vector, never the whole
+sequence). The last row's top-1 is checked against a full ``model(...)`` forward's logits at
+the same position (``logits_to_keep`` = that position only). A second position (same token
+id by default) shows the embedding rows are identical and diverge after layer 1.
+
+It does not run padded batches and does not print.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from attnscope.core import capture
+from attnscope.core.rope import check_lang, tolerance
+from attnscope.core.tokens import _token_bytes, check_length, encode, query_at
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.loading import Loaded
+from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
+
+
+def vocab_label(tokenizer: Any, token_id: int) -> str:
+    """A vocabulary entry as text; bytes that are only part of a character are shown as \\xNN."""
+    raw = _token_bytes(tokenizer, [token_id])
+    if raw is None:
+        return str(tokenizer.decode([token_id]))
+    text = raw[0].decode("utf-8", errors="backslashreplace")
+    return text.replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
+
+
+def final_norm(model: torch.nn.Module) -> torch.nn.Module:
+    norm = getattr(capture.decoder(model), "norm", None)
+    if not isinstance(norm, torch.nn.Module):
+        raise AttnscopeError(f"{type(model).__name__}: no final norm on the decoder", ExitCode.MODEL)
+    return norm
+
+
+def lm_head(model: torch.nn.Module) -> torch.nn.Module:
+    head = getattr(model, "lm_head", None)
+    if not isinstance(head, torch.nn.Module):
+        raise AttnscopeError(f"{type(model).__name__}: no lm_head; trace needs a causal LM", ExitCode.MODEL)
+    return head
+
+
+def logit_lens(model: torch.nn.Module, vectors: torch.Tensor) -> torch.Tensor:
+    """vectors (N, hidden) raw residual stream -> (N, vocab) fp32 CPU logits via final norm + lm_head."""
+    param = next(model.parameters())
+    with torch.inference_mode():
+        x = vectors.to(device=param.device, dtype=param.dtype)
+        return lm_head(model)(final_norm(model)(x)).float().cpu()  # type: ignore[no-any-return]
+
+
+def _top(tokenizer: Any, logits: torch.Tensor, k: int) -> list[TopToken]:
+    probs = torch.softmax(logits.float(), dim=-1)  # (vocab,)
+    values, ids = probs.topk(k)
+    return [
+        TopToken(token=vocab_label(tokenizer, int(i)), id=int(i), prob=float(p))
+        for p, i in zip(values.tolist(), ids.tolist(), strict=True)
+    ]
+
+
+def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
+    """(L+1, T, hidden) raw residual stream: embedding, then each layer's output, all unnormed;
+    plus max |hidden_states[-1] - final_norm(raw last layer output)|."""
+    decoder = capture.decoder(model)
+    layers = getattr(decoder, "layers", None)
+    if layers is None or len(layers) == 0:
+        raise AttnscopeError(f"{type(model).__name__}: no decoder layers", ExitCode.MODEL)
+    raw: dict[str, torch.Tensor] = {}
+
+    def grab(module: torch.nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        raw["last"] = output[0] if isinstance(output, tuple) else output
+
+    device = next(model.parameters()).device
+    input_ids = torch.tensor([ids], device=device)  # (1, T)
+    handle = layers[-1].register_forward_hook(grab)
+    try:
+        with torch.inference_mode():
+            out = decoder(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), output_hidden_states=True)
+    finally:
+        handle.remove()
+    hidden = out.hidden_states
+    if hidden is None or len(hidden) != len(layers) + 1 or "last" not in raw:
+        raise AttnscopeError("this model did not return one hidden state per layer", ExitCode.MODEL)
+    with torch.inference_mode():
+        normed_diff = float((hidden[-1] - final_norm(model)(raw["last"])).abs().max())
+    rows = list(hidden[:-1]) + [raw["last"]]
+    return torch.stack([h[0] for h in rows]).float().cpu(), normed_diff  # (L+1, T, hidden)
+
+
+def model_logits(model: torch.nn.Module, ids: list[int], position: int) -> torch.Tensor:
+    """(vocab,) fp32 logits of a full causal-LM forward at one position (lm_head on that position only)."""
+    device = next(model.parameters()).device
+    input_ids = torch.tensor([ids], device=device)  # (1, T)
+    with torch.inference_mode():
+        out = model(
+            input_ids=input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            logits_to_keep=torch.tensor([position], device=device),
+            use_cache=False,
+        )
+    return out.logits[0, -1].float().cpu()  # type: ignore[no-any-return]
+
+
+def _cos(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=0))
+
+
+def _stage(layer: int) -> str:
+    return "embedding" if layer == 0 else f"layer {layer}"
+
+
+def trace(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    pos: int = -1,
+    dims: int = 4,
+    top: int = 3,
+    compare_pos: int | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    lang: str = "en",
+) -> TraceResult:
+    """Everything ``attnscope trace`` does for one prompt."""
+    check_lang(lang)
+    if dims < 1:
+        raise AttnscopeError("--dims must be at least 1")
+    if top < 1:
+        raise AttnscopeError("--top must be at least 1")
+    model = loaded.model
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
+    p = query_at(enc, pos).index
+    notes: list[str] = []
+    other: int | None = None
+    if compare_pos is not None:
+        other = query_at(enc, compare_pos).index
+        if other == p:
+            raise AttnscopeError(f"--compare-pos {compare_pos} is the traced position itself; pick another one")
+    else:
+        same = [i for i in range(len(enc.ids)) if enc.ids[i] == enc.ids[p] and i != p]
+        if same:
+            other = min(same, key=lambda i: (abs(i - p), i))
+        else:
+            notes.append("no other position holds this token id; pass --compare-pos N to compare with one")
+
+    hidden, normed_diff = stack(model, enc.ids)  # (L+1, T, hidden)
+    vec = hidden[:, p]  # (L+1, hidden): the traced position at every stage
+    lens = logit_lens(model, vec)  # (L+1, vocab)
+    tokenizer = loaded.tokenizer
+    k = min(top, lens.shape[-1])
+    rows = [
+        TraceRow(
+            stage=_stage(layer),
+            layer=layer,
+            norm=float(vec[layer].norm()),
+            cos_prev=None if layer == 0 else _cos(vec[layer], vec[layer - 1]),
+            head_dims=vec[layer, :dims].tolist(),
+            top=_top(tokenizer, lens[layer], k),
+        )
+        for layer in range(hidden.shape[0])
+    ]
+
+    real = model_logits(model, enc.ids, p)  # (vocab,)
+    lens_last = lens[-1]
+    tol = tolerance(next(model.parameters()).dtype) * max(1.0, float(real.abs().max()))
+    lens_top = _top(tokenizer, lens_last, 1)[0]
+    real_top = _top(tokenizer, real, 1)[0]
+    max_diff = float((lens_last - real).abs().max())
+    check = NextCheck(
+        lens=lens_top,
+        model=real_top,
+        match=lens_top.id == real_top.id,
+        max_diff_logits=max_diff,
+        hidden_states_last_normed=normed_diff,
+        tolerance=tol,
+        ok=lens_top.id == real_top.id and max_diff <= tol,
+    )
+    compare = None
+    if other is not None:
+        compare = Compare(
+            position=other,
+            token=enc.tokens[other],
+            same_id=enc.ids[other] == enc.ids[p],
+            rows=[
+                CompareRow(
+                    stage=_stage(layer),
+                    layer=layer,
+                    cos=_cos(hidden[layer, p], hidden[layer, other]),
+                    max_abs_diff=float((hidden[layer, p] - hidden[layer, other]).abs().max()),
+                )
+                for layer in range(hidden.shape[0])
+            ],
+        )
+    return TraceResult(
+        model=loaded.info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        position=p,
+        token=enc.tokens[p],
+        dims=dims,
+        rows=rows,
+        next_token=real_top,
+        check=check,
+        compare=compare,
+        lang=lang,
+        notes=notes,
+    )

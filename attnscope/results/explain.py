@@ -1,0 +1,71 @@
+"""Result of ``attnscope explain``: one head's scaled dot-product attention, step by step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attnscope.results import Result
+from attnscope.results.common import ModelInfo, Query, Token
+
+
+@dataclass(frozen=True)
+class RopeEvidence:
+    """Max |difference| over positions 0..query of this head (and its KV head).
+
+    *_pre_vs_post: the layer's own q_proj/k_proj/v_proj output against what attention used
+    (large for q and k: they were rotated; zero at position 0, whose angle is 0).
+    *_rotated_vs_post: that projection rotated by RoPE against what attention used (about 0).
+    """
+
+    q_pre_vs_post: float
+    q_rotated_vs_post: float
+    k_pre_vs_post: float
+    k_rotated_vs_post: float
+    v_pre_vs_post: float
+
+
+@dataclass(frozen=True)
+class ExplainResult(Result):
+    """Everything indexed by key j runs over ``keys`` = 0..query.index (the keys the query may see).
+
+    scores[j] = q . k_j; scaled[j] = scores[j] * scaling (= / sqrt(head_dim)); weights = softmax(scaled);
+    captured[j] is the row the capture engine (``attnscope weights``) returned; out = sum_j weights[j] v_j
+    and model_out is the model's attention output for this head before o_proj. ``masked`` lists the
+    key positions after the query that the mask removed (set to -inf), and ``masked_captured_max`` the
+    largest weight the capture gave any of them (0 when the mask works).
+    """
+
+    SCHEMA = "attnscope.explain/1"
+
+    model: ModelInfo
+    text: str
+    chat: bool
+    tokens: list[Token]
+    query: Query
+    layer: int
+    head: int
+    kv_head: int
+    shared_heads: list[int]  # query heads that read the same KV head
+    head_dim: int
+    scaling: float
+    keys: list[int]
+    q: list[float]
+    k: list[list[float]]  # [len(keys)][head_dim]
+    v: list[list[float]]  # [len(keys)][head_dim]
+    scores: list[float]
+    scaled: list[float]
+    masked: list[int]
+    masked_captured_max: float
+    weights: list[float]
+    captured: list[float]
+    out: list[float]
+    model_out: list[float]
+    max_diff_weights: float
+    max_diff_out: float
+    rope: RopeEvidence
+    tolerance: float
+    ok: bool
+    dims: int = 4  # how many dims the view shows
+    lang: str = "en"
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

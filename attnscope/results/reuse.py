@@ -1,0 +1,94 @@
+"""Result of ``attnscope reuse``: earlier K/V do not change when tokens are appended, so a cache works."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attnscope.results import Result
+from attnscope.results.common import ModelInfo, Token
+from attnscope.results.trace import TopToken
+
+
+@dataclass(frozen=True)
+class LayerDiff:
+    """Max |prefix alone - inside prefix+suffix| over the prefix positions, all heads, at one layer.
+
+    ``max_diff_rows`` compares the prefix positions' attention rows over the prefix keys;
+    ``max_future_weight`` is the largest weight any prefix position gives a suffix key (0 by the mask).
+    """
+
+    layer: int
+    max_diff_k: float
+    max_diff_v: float
+    max_diff_rows: float
+    max_future_weight: float
+
+
+@dataclass(frozen=True)
+class CacheCheck:
+    """The suffix run on a copy of the prefix's DynamicCache against one full pass.
+
+    ``prefix_len`` is the cache length after the prefix; ``copy_len`` the copy's length after the
+    suffix; ``original_len_after`` the original cache's length afterwards (unchanged: a copy was used).
+    ``max_diff_cache_k`` compares the keys the cache stored with the K captured from the prefix run.
+    """
+
+    prefix_len: int
+    copy_len: int
+    original_len_after: int
+    cached: TopToken
+    full: TopToken
+    max_diff_cache_k: float
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """Query-key comparisons per head per layer: T(T+1)/2 for T tokens (each query meets keys 0..itself).
+
+    ``tokens`` is the prompt (prefix+suffix, repeated ``repeat`` times); ``doubled_tokens`` twice that.
+    ``seconds``/``doubled_seconds``: measured time of one layer's attention (all heads, the model's own
+    q/k/v from layer 0 through torch's sdpa), median of ``runs`` runs, on ``timed_on``.
+    """
+
+    repeat: int
+    tokens: int
+    per_head_per_layer: int
+    doubled_tokens: int
+    doubled_per_head_per_layer: int
+    ratio: float
+    layers: int
+    heads: int
+    total: int
+    doubled_total: int
+    seconds: float
+    doubled_seconds: float
+    time_ratio: float
+    runs: int
+    timed_on: str  # "cpu, 1 thread" or the device
+
+
+@dataclass(frozen=True)
+class ReuseResult(Result):
+    SCHEMA = "attnscope.reuse/1"
+
+    model: ModelInfo
+    prefix: str
+    suffix: str
+    text: str
+    tokens: list[Token]  # prefix tokens then suffix tokens, each tokenized on its own
+    prefix_tokens: int
+    boundary_same: bool  # tokenizing prefix+suffix as one text gives the same ids
+    per_layer: list[LayerDiff]
+    max_diff_k: float
+    max_diff_v: float
+    max_diff_rows: float
+    max_diff_logits: float
+    cache: CacheCheck
+    comparisons: Comparisons
+    tolerance: float
+    kv_ok: bool  # prefix K, V and rows unchanged, no weight on suffix keys
+    cache_ok: bool  # cached and full pass give the same next-token logits; the original cache untouched
+    ok: bool
+    lang: str = "en"
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)

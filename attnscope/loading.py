@@ -283,7 +283,11 @@ def load(
     _quiet_transformers()
     spec, kind = resolve(model)
     dev = pick_device(device) if device_map is None else "cpu"
-    torch_dtype = pick_dtype(dtype, dev if device_map is None else "cuda", progress)
+    import torch
+
+    # Under --device-map the weights land on GPUs when there are any (bf16), else on the CPU (fp32).
+    sharded_on = "cuda" if torch.cuda.is_available() else "cpu"
+    torch_dtype = pick_dtype(dtype, dev if device_map is None else sharded_on, progress)
     dtype_name = str(torch_dtype).removeprefix("torch.")
     t0 = time.perf_counter()
     path = spec

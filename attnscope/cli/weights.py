@@ -1,8 +1,18 @@
-"""``attnscope weights``: how much the query mixes in from itself and each earlier token."""
+"""``attnscope weights``: how much the query mixes in from itself and each earlier token.
+
+With ``--input FILE`` it is batch mode: one prompt per line (or JSON Lines), the model
+loaded once, one JSON line (or one view) per prompt in input order, written as soon as
+its batch is done. Parsing and running the batch live in ``attnscope.core.batch``; this
+module only opens the file, prints, counts and decides when to stop.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO, Annotated, Any
 
 import typer
 
@@ -22,13 +32,17 @@ from attnscope.cli.common import (
     handle_errors,
     load,
     read_prompt,
+    stderr_line,
+    write_json,
 )
 
 
 @app.command("weights")
 @handle_errors
 def weights_cmd(
-    prompt: Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")],
+    prompt: Annotated[
+        str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Omit it with --input.")
+    ] = None,
     query: Annotated[
         str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")
     ] = None,
@@ -46,9 +60,35 @@ def weights_cmd(
     per_head: Annotated[
         bool, typer.Option("--per-head", help="One chart per selected head, with its KV group.")
     ] = False,
+    input_file: Annotated[
+        str | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help="Batch mode: a file (or - for stdin) with one prompt per line, or JSON Lines "
+            '{"prompt": ..., "query"|"pos": ..., "occurrence": ...}.',
+        ),
+    ] = None,
+    input_format: Annotated[
+        str,
+        typer.Option("--input-format", help="auto|lines|jsonl (auto: JSON Lines if *.jsonl or a line starts with {)."),
+    ] = "auto",
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", help="With --input: prompts padded and run together per forward.", min=1)
+    ] = 1,
+    keep_going: Annotated[
+        bool, typer.Option("--keep-going", help="With --input: report a bad line and go on (exit non-zero at the end).")
+    ] = False,
     model: ModelOpt = None,
     revision: RevisionOpt = None,
     device: DeviceOpt = "auto",
+    device_map: Annotated[
+        str | None,
+        typer.Option(
+            "--device-map",
+            help="Shard the model with accelerate: auto|balanced|sequential|cpu (for models larger than one GPU).",
+        ),
+    ] = None,
     dtype: DtypeOpt = "auto",
     chat: ChatOpt = False,
     system: SystemOpt = None,
@@ -61,12 +101,42 @@ def weights_cmd(
     from attnscope.core.weights import AGGS, BYS, weights
     from attnscope.results.weights import WeightsView
 
-    text = read_prompt(prompt)
     if by not in BYS:
         raise _bad(f"--by {by!r}: use token or word")
     if agg not in AGGS:
         raise _bad(f"--agg {agg!r}: use mean or max")
-    loaded = load(model, revision, device, dtype)
+    if device_map is not None and device != "auto":
+        raise _bad("give --device or --device-map, not both")
+    view = WeightsView(by=by, agg=agg, no_sink=no_sink, per_head=per_head)
+    if input_file is not None:
+        if prompt is not None:
+            raise _bad("give a PROMPT or --input FILE, not both")
+        if svg or html:
+            raise _bad("--svg/--html write one view; they cannot be used with --input")
+        _batch(
+            input_file,
+            input_format,
+            batch_size,
+            keep_going,
+            as_json,
+            width,
+            lambda: load(model, revision, device, dtype, device_map),
+            query=query,
+            pos=pos,
+            occurrence=occurrence,
+            layer=layer,
+            head=head,
+            chat=chat,
+            system=system,
+            view=view,
+        )
+        return
+    if prompt is None:
+        raise _bad("give a PROMPT (or - for stdin), or --input FILE for many prompts")
+    if batch_size != 1 or keep_going or input_format != "auto":
+        raise _bad("--batch-size, --keep-going and --input-format need --input FILE")
+    text = read_prompt(prompt)
+    loaded = load(model, revision, device, dtype, device_map)
     result = weights(
         loaded,
         text,
@@ -77,9 +147,93 @@ def weights_cmd(
         head=head,
         chat=chat,
         system=system,
-        view=WeightsView(by=by, agg=agg, no_sink=no_sink, per_head=per_head),
+        view=view,
     )
     emit(result, as_json=as_json, svg=svg, html=html, width=width)
+
+
+def _open_input(path: str) -> tuple[IO[bytes], int | None]:
+    """The input as bytes, and its number of non-blank lines when it is a regular file."""
+    from attnscope.errors import AttnscopeError, ExitCode
+
+    if path == "-":
+        return sys.stdin.buffer, None
+    try:
+        fh = open(path, "rb")  # closed by the caller
+    except OSError as exc:
+        raise AttnscopeError(f"--input {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+    total = None
+    if os.path.isfile(path):
+        total = sum(1 for raw in fh if raw.strip())
+        fh.seek(0)
+    return fh, total
+
+
+def _batch(
+    path: str,
+    fmt: str,
+    batch_size: int,
+    keep_going: bool,
+    as_json: bool,
+    width: int | None,
+    load_model: Any,
+    **options: Any,
+) -> None:
+    """Run every line of ``path``; print each outcome as it comes; stop or go on at a bad line."""
+    from attnscope import render
+    from attnscope.core.batch import read_entries, run_batch
+    from attnscope.errors import AttnscopeError, ExitCode
+
+    if fmt not in ("auto", "lines", "jsonl"):
+        raise _bad(f"--input-format {fmt!r}: use auto, lines or jsonl")
+    fh, total = _open_input(path)
+    try:
+        if total == 0:
+            raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)
+        loaded = load_model()
+        t0 = time.perf_counter()
+        written = failed = 0
+        first_error: AttnscopeError | None = None
+        first_line = 0
+        show_bar = sys.stderr.isatty() and not sys.stdout.isatty()
+        bar = render.ProgressBar(total, "attnscope weights", enabled=show_bar)
+        try:
+            outcomes: Iterator[Any] = run_batch(loaded, read_entries(fh, fmt, path), batch_size=batch_size, **options)
+            for outcome in outcomes:
+                bar.advance()
+                if outcome.error is not None:
+                    failed += 1
+                    if first_error is None:
+                        first_error, first_line = outcome.error, outcome.line
+                    if not keep_going:
+                        break
+                    stderr_line(f"attnscope: error: {outcome.error.message}")
+                    continue
+                result = outcome.result
+                for warning in result.warnings:
+                    stderr_line(f"attnscope: line {outcome.line}: {warning}")
+                if as_json:
+                    doc = result.to_json()
+                    write_json({"schema": doc.pop("schema"), "input_line": outcome.line, **doc})
+                else:
+                    sys.stdout.write(f"── line {outcome.line} ──\n")
+                    sys.stdout.flush()
+                    render.console(width=width).print(render.render(result))
+                written += 1
+        finally:
+            bar.close()
+    finally:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+    elapsed = time.perf_counter() - t0
+    rate = f", {written / elapsed:.2f} prompts/s" if elapsed > 0 and written else ""
+    stderr_line(f"attnscope: {written} written, {failed} failed in {elapsed:.1f} s{rate}")
+    if first_error is not None:
+        if not keep_going:
+            raise AttnscopeError(first_error.message + " (stopped; --keep-going skips bad lines)", first_error.code)
+        raise AttnscopeError(f"{failed} line(s) failed, the first at line {first_line}", first_error.code)
+    if written == 0:
+        raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)
 
 
 def _bad(message: str) -> Exception:

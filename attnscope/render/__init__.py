@@ -94,6 +94,36 @@ def print_stderr(message: str) -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(message, markup=False)
 
 
+class ProgressBar:
+    """A progress bar on stderr (batch mode); draws nothing unless ``enabled``.
+
+    Lines written to stderr while it runs appear above the bar; stdout is left alone,
+    so JSON lines go where they were going.
+    """
+
+    def __init__(self, total: int | None, description: str, enabled: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            disable=not enabled,
+            redirect_stdout=False,
+            redirect_stderr=True,
+        )
+        self._task = self._progress.add_task(description, total=total)
+        self._progress.start()
+
+    def advance(self, n: int = 1) -> None:
+        self._progress.advance(self._task, n)
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
 def _font_stack() -> str:
     return "'D2Coding', 'Noto Sans Mono CJK KR', 'Nanum Gothic Coding', 'Fira Code', 'DejaVu Sans Mono', monospace"
 

@@ -1,0 +1,230 @@
+"""Batch mode for ``attnscope weights --input FILE``: many prompts, one model load.
+
+``read_entries`` turns the raw lines of an input file into :class:`Item` (one prompt
+and its optional ``query``/``pos``/``occurrence``) or :class:`BadLine` (the line
+number and the error), lazily, so input can stream from a pipe. The file is either
+plain text, one prompt per line, or JSON Lines with an object per line; blank lines
+are skipped. ``run_batch`` encodes each item, groups up to ``batch_size`` of them
+into one padded forward (``core.weights.query_rows`` cuts each row back to its own
+tokens, so a result does not depend on its neighbours) and yields one
+:class:`Outcome` per line in input order. Before it yields a bad line it first runs
+and yields every good line read before it, so a caller that stops at the first error
+has written everything that came earlier. This module does not open files, does
+not print and does not decide whether to stop: the CLI does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from attnscope.core.select import parse_indices
+from attnscope.core.tokens import Encoded, check_length, encode, pick_query
+from attnscope.core.weights import query_rows, weights_result
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.loading import Loaded
+from attnscope.results.common import Query
+from attnscope.results.weights import WeightsResult, WeightsView
+
+FORMATS = ("auto", "lines", "jsonl")
+JSONL_KEYS = ("prompt", "query", "pos", "occurrence")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One prompt from the input; ``line`` is 1-based, as an editor shows it."""
+
+    line: int
+    prompt: str
+    query: str | None = None
+    pos: int | None = None
+    occurrence: int | None = None
+
+
+@dataclass(frozen=True)
+class BadLine:
+    line: int
+    error: AttnscopeError
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one input line: a result, or the error that stopped it."""
+
+    line: int
+    result: WeightsResult | None = None
+    error: AttnscopeError | None = None
+
+
+def line_error(line: int, exc: AttnscopeError) -> AttnscopeError:
+    """The same error with ``line N:`` in front (once)."""
+    prefix = f"line {line}: "
+    message = exc.message if exc.message.startswith(prefix) else prefix + exc.message
+    return AttnscopeError(message, exc.code)
+
+
+def _bad(line: int, message: str) -> BadLine:
+    return BadLine(line, AttnscopeError(f"line {line}: {message}", ExitCode.INPUT_FILE))
+
+
+def _optional_int(obj: dict[str, object], key: str) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"'{key}' must be an integer, not {json.dumps(value, ensure_ascii=False)}")
+    return value
+
+
+def parse_jsonl(line: int, text: str) -> Item | BadLine:
+    """One JSON Lines record: an object with ``prompt`` and optional ``query``/``pos``/``occurrence``."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _bad(line, f"not valid JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(obj, dict):
+        return _bad(line, 'expected a JSON object like {"prompt": "..."}')
+    unknown = sorted(set(obj) - set(JSONL_KEYS))
+    if unknown:
+        return _bad(line, f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(JSONL_KEYS)}")
+    prompt = obj.get("prompt")
+    if not isinstance(prompt, str):
+        return _bad(line, "'prompt' is missing or not a string")
+    query = obj.get("query")
+    if query is not None and not isinstance(query, str):
+        return _bad(line, "'query' must be a string")
+    try:
+        pos = _optional_int(obj, "pos")
+        occurrence = _optional_int(obj, "occurrence")
+    except ValueError as exc:
+        return _bad(line, str(exc))
+    return Item(line=line, prompt=prompt, query=query, pos=pos, occurrence=occurrence)
+
+
+def read_entries(lines: Iterable[bytes], fmt: str = "auto", name: str = "") -> Iterator[Item | BadLine]:
+    """Items and bad lines, in order, from raw lines (each may end in ``\\n``).
+
+    ``fmt``: ``lines`` (each line is a prompt), ``jsonl`` (each line a JSON object), or
+    ``auto``: JSON Lines when ``name`` ends in ``.jsonl`` or the first non-blank line
+    starts with ``{``, else plain lines. Blank lines are skipped; bytes that are not
+    UTF-8 make that line bad, not the file.
+    """
+    if fmt not in FORMATS:
+        raise AttnscopeError(f"--input-format {fmt!r}: use auto, lines or jsonl")
+    jsonl: bool | None = {"lines": False, "jsonl": True}.get(fmt)
+    if jsonl is None and name.lower().endswith(".jsonl"):
+        jsonl = True
+    for number, raw in enumerate(lines, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield _bad(number, f"not valid UTF-8 (byte {exc.start + 1})")
+            continue
+        text = text.removesuffix("\n").removesuffix("\r").removeprefix("\ufeff" if number == 1 else "")
+        if not text.strip():
+            continue
+        if jsonl is None:
+            jsonl = text.lstrip().startswith("{")
+        yield parse_jsonl(number, text) if jsonl else Item(line=number, prompt=text)
+
+
+@dataclass(frozen=True)
+class _Ready:
+    item: Item
+    enc: Encoded
+    query: Query
+    warnings: list[str]
+
+
+def run_batch(
+    loaded: Loaded,
+    entries: Iterable[Item | BadLine],
+    *,
+    batch_size: int = 1,
+    query: str | None = None,
+    pos: int | None = None,
+    occurrence: int | None = None,
+    layer: str | None = None,
+    head: str | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    view: WeightsView | None = None,
+    side: str = "left",
+) -> Iterator[Outcome]:
+    """One :class:`Outcome` per entry, in order, running up to ``batch_size`` prompts per forward.
+
+    ``query``/``pos``/``occurrence`` are defaults for items that give neither ``query``
+    nor ``pos``. Errors in the options themselves (``layer``, ``head``, ``view``) raise
+    before anything runs; an error in one line becomes that line's outcome.
+    """
+    if batch_size < 1:
+        raise AttnscopeError(f"--batch-size {batch_size}: must be at least 1")
+    if side not in ("left", "right"):
+        raise AttnscopeError(f"padding side {side!r}: use left or right")
+    view = view or WeightsView()
+    info = loaded.info
+    layers = parse_indices(layer, info.num_hidden_layers, "layer")
+    heads = parse_indices(head, info.num_attention_heads, "head")
+    max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
+    pending: list[_Ready] = []
+
+    def results(group: list[_Ready]) -> list[Outcome]:
+        try:
+            rows = query_rows(loaded, [r.enc for r in group], [r.query.index for r in group], layers, side)
+        except AttnscopeError as exc:
+            if len(group) == 1:
+                return [Outcome(group[0].item.line, error=line_error(group[0].item.line, exc))]
+            # A batch-wide error (NaN rows, say): run each alone to find the line that causes it.
+            return [o for r in group for o in results([r])]
+        out = []
+        for r, row in zip(group, rows, strict=True):
+            try:
+                result = weights_result(loaded, r.enc, r.query, row, layers, heads, view, r.warnings)
+            except AttnscopeError as exc:
+                out.append(Outcome(r.item.line, error=line_error(r.item.line, exc)))
+                continue
+            out.append(Outcome(r.item.line, result=result))
+        return out
+
+    def flush() -> list[Outcome]:
+        group = pending[:]
+        pending.clear()
+        return results(group) if group else []
+
+    for entry in entries:
+        if isinstance(entry, BadLine):
+            yield from flush()
+            yield Outcome(entry.line, error=entry.error)
+            continue
+        try:
+            ready = _prepare(entry, loaded, max_positions, query, pos, occurrence, chat, system)
+        except AttnscopeError as exc:
+            yield from flush()
+            yield Outcome(entry.line, error=line_error(entry.line, exc))
+            continue
+        pending.append(ready)
+        if len(pending) >= batch_size:
+            yield from flush()
+    yield from flush()
+
+
+def _prepare(
+    item: Item,
+    loaded: Loaded,
+    max_positions: int | None,
+    query: str | None,
+    pos: int | None,
+    occurrence: int | None,
+    chat: bool,
+    system: str | None,
+) -> _Ready:
+    if item.query is not None or item.pos is not None:
+        query, pos, occurrence = item.query, item.pos, item.occurrence
+    elif item.occurrence is not None:
+        raise AttnscopeError("'occurrence' needs 'query'", ExitCode.INPUT_FILE)
+    enc = encode(loaded.tokenizer, item.prompt, chat=chat, system=system)
+    check_length(len(enc.ids), max_positions)
+    warnings: list[str] = []
+    q = pick_query(enc, query, pos, occurrence, warnings)
+    return _Ready(item=item, enc=enc, query=q, warnings=warnings)

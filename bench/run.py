@@ -1,0 +1,518 @@
+"""Benchmark: attnscope's capture against a plain forward and eager ``output_attentions``.
+
+Every measurement runs in its own subprocess (a fresh interpreter that loads the model,
+warms up, then times the forward), so peak memory of one cannot leak into the next:
+
+- ``plain``        the floor: the base decoder (``model.model``) under sdpa, no attentions, no logits;
+- ``eager``        ``output_attentions=True`` under eager attention (what bertviz, inseq... use);
+- ``capture``      attnscope's capture of the last query row, all layers and heads;
+- ``capture_0_3``  the same for layers 0-3 only (the forward stops after layer 3).
+
+For each it records the best wall time of the timed forwards and the process's peak
+RSS while they ran (VmHWM after resetting it through /proc/self/clear_refs, once the
+model is loaded and warmed up), plus the whole-process peak (``ru_maxrss`` from
+``wait4``, which includes loading). Eager is skipped where its L x H x T^2 weights
+would not fit in the memory available. It also times ``attnscope --help`` and
+``attnscope mask --size 8`` (absent commands are reported as such).
+
+Writes ``<out>/<name>.json`` and ``<out>/<name>.md`` (the table, with ratios to the plain
+forward and the targets of issue 6). This script does not tune anything; it reports.
+
+    python bench/run.py                         # the full table on the real 0.5B model
+    python bench/run.py --lengths 256,1024 --capture-only '' --name smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DEFAULT_MODEL = os.environ.get(
+    "ATTNSCOPE_REAL_MODEL", str(Path.home() / ".cache" / "attnscope-real" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+)
+KINDS = ("plain", "eager", "capture", "capture_0_3")
+LABELS = {
+    "plain": "plain sdpa forward (floor)",
+    "eager": "eager output_attentions",
+    "capture": "attnscope capture, all layers",
+    "capture_0_3": "attnscope capture, layers 0-3",
+}
+# Text the synthetic prompts are cut from: the note's sentence, more Korean, some English and code.
+CORPUS = (
+    "민수는 사과를 샀다. 그는 그것을 먹었다. 토큰마다 앞 토큰들을 참고할 비율을 정해 섞는다. "
+    "이 일을 레이어마다 되풀이하면 마지막 토큰 자리의 벡터에 지금까지의 문맥이 담긴다. "
+    "Attention mixes earlier tokens by weights that sum to one; doubling the tokens roughly "
+    "quadruples the comparisons. def softmax(x): return x.exp() / x.exp().sum(-1, keepdim=True)\n"
+)
+
+
+# --- child: one measurement -------------------------------------------------------------------
+
+
+def _status_kb(field: str) -> int:
+    text = Path("/proc/self/status").read_text()
+    m = re.search(rf"^{field}:\s+(\d+) kB", text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def synthetic_ids(tokenizer: Any, n_tokens: int) -> list[int]:
+    """Exactly ``n_tokens`` real token ids: the corpus tokenized once and repeated."""
+    base = list(tokenizer(CORPUS, add_special_tokens=False)["input_ids"])
+    reps = n_tokens // len(base) + 1
+    return (base * reps)[:n_tokens]
+
+
+def child(spec: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    from attnscope.core import capture
+    from attnscope.loading import load
+
+    if spec.get("threads"):
+        torch.set_num_threads(int(spec["threads"]))
+    t_load = time.perf_counter()
+    loaded = load(spec["model"], device=spec["device"], dtype=spec["dtype"])
+    load_s = time.perf_counter() - t_load
+    model = loaded.model
+    kind, n_tokens = spec["kind"], spec["T"]
+    n_layers = loaded.info.num_hidden_layers
+    if kind == "plain":
+        model.set_attn_implementation("sdpa")
+    elif kind == "eager":
+        model.set_attn_implementation("eager")
+    device = next(model.parameters()).device
+    cuda = device.type == "cuda"
+    ids_all = torch.tensor([synthetic_ids(loaded.tokenizer, n_tokens)])  # (1, T)
+
+    def forward(ids: torch.Tensor) -> Any:
+        mask = torch.ones_like(ids)
+        if kind in ("plain", "eager"):
+            with torch.inference_mode():
+                return capture.decoder(model)(
+                    input_ids=ids.to(device),
+                    attention_mask=mask.to(device),
+                    position_ids=capture.position_ids(mask).to(device),
+                    use_cache=False,
+                    output_attentions=kind == "eager",
+                )
+        layers = frozenset(range(n_layers)) if kind == "capture" else frozenset(range(min(4, n_layers)))
+        request = capture.Request(positions=torch.tensor([[ids.shape[1] - 1]]), layers=layers)
+        got = capture.run(model, ids, mask, request)
+        capture.check_finite(got.rows)
+        return got
+
+    forward(ids_all[:, :64])  # warm-up: kernels, allocator, lazy imports
+    if spec["warmup_full"]:
+        forward(ids_all)
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    import gc
+
+    gc.collect()
+    rss_before = _status_kb("VmRSS")
+    reset_ok = _reset_peak()
+    times, cpu_times = [], []
+    check: float | None = None
+    for _ in range(spec["reps"]):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = forward(ids_all)
+        if cuda:
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+        cpu_times.append(time.process_time() - c0)
+        if kind == "eager":
+            check = float(out.attentions[-1][0, :, -1].sum(-1).mean())
+        elif kind.startswith("capture"):
+            check = float(out.rows[max(out.rows)][0, :, 0].sum(-1).mean())
+        del out
+    peak_kb = _status_kb("VmHWM")
+    return {
+        "kind": kind,
+        "T": n_tokens,
+        "times_s": times,
+        "time_s": min(times),
+        "cpu_times_s": cpu_times,
+        "cpu_s": min(cpu_times),
+        "load_s": load_s,
+        "rss_before_forward_mb": rss_before / 1024,
+        "peak_rss_forward_mb": peak_kb / 1024 if reset_ok else None,
+        "gpu_peak_mb": torch.cuda.max_memory_allocated() / 2**20 if cuda else None,
+        "row_sum_check": check,
+        "threads": torch.get_num_threads(),
+        "device": str(device),
+        "dtype": loaded.info.dtype,
+        "num_hidden_layers": n_layers,
+        "num_attention_heads": loaded.info.num_attention_heads,
+    }
+
+
+# --- parent: run children, collect, write -------------------------------------------------
+
+
+def _mem_available_mb() -> float:
+    try:
+        text = Path("/proc/meminfo").read_text()
+        m = re.search(r"^MemAvailable:\s+(\d+) kB", text, re.M)
+        return int(m.group(1)) / 1024 if m else float("inf")
+    except OSError:
+        return float("inf")
+
+
+def _gpu_free_mb() -> float:
+    import torch
+
+    free, _ = torch.cuda.mem_get_info()
+    return free / 2**20
+
+
+def run_child(spec: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One measurement in a fresh process; adds its wall time and its own ru_maxrss."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "_child", json.dumps(spec)],
+            stdout=out,
+            stderr=err,
+            cwd=ROOT,
+        )
+        status, usage = _wait(proc, timeout)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    record: dict[str, Any] = {"kind": spec["kind"], "T": spec["T"], "process_wall_s": wall}
+    record["process_peak_rss_mb"] = usage.ru_maxrss / 1024 if usage else None
+    if status != 0:
+        reason = "timed out" if status is None else f"exit {status}"
+        tail = " ".join(stderr.strip().splitlines()[-2:])[-300:]
+        record["error"] = f"{reason}: {tail}"
+        return record
+    record.update(json.loads(stdout.strip().splitlines()[-1]))
+    return record
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int | None, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage
+        if time.monotonic() > deadline:
+            proc.kill()
+            _, _, usage = os.wait4(proc.pid, 0)
+            proc.returncode = -9
+            return None, usage
+        time.sleep(0.1)
+
+
+def time_cli(args: list[str], runs: int = 5) -> dict[str, Any]:
+    """Best and median wall time of the installed ``attnscope`` script (no shell, no pyenv shim)."""
+    script = Path(sys.executable).with_name("attnscope")
+    cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "attnscope"]
+    walls, peak, rc, stderr = [], 0.0, 0, ""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd + args,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env={**os.environ, "COLUMNS": "100"},
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - t0)
+        rc = os.waitstatus_to_exitcode(status)
+        stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        peak = max(peak, usage.ru_maxrss / 1024)
+    walls.sort()
+    record: dict[str, Any] = {
+        "command": "attnscope " + " ".join(args),
+        "best_s": walls[0],
+        "median_s": walls[len(walls) // 2],
+    }
+    record["peak_rss_mb"] = peak
+    if rc != 0:
+        record["error"] = f"exit {rc}: {' '.join(stderr.split())[:200]}"
+    return record
+
+
+def _reps(n_tokens: int) -> tuple[int, bool]:
+    """(timed forwards, whether to warm up at full length) for a length."""
+    if n_tokens <= 256:
+        return 5, True
+    if n_tokens <= 1024:
+        return 3, True
+    if n_tokens <= 2048:
+        return 2, False
+    return 1, False
+
+
+def _model_facts(model: str) -> tuple[int, int, float]:
+    """(layers, heads, weights MB) from the converted config, without loading weights."""
+    sys.path.insert(0, str(ROOT))
+    from attnscope.loading import cache_root, file_sha256, resolve
+
+    spec, kind = resolve(model)
+    folder = Path(spec)
+    if kind == "gguf":
+        digest = file_sha256(Path(spec))
+        hits = sorted((cache_root() / "gguf").glob(f"{digest[:24]}-*"))
+        if not hits:
+            raise SystemExit(f"{model}: run `attnscope weights x --model {model}` once to convert it first")
+        folder = hits[0]
+    if kind == "hub":
+        raise SystemExit("bench: pass a local folder or .gguf file as --model")
+    config = json.loads((folder / "config.json").read_text())
+    size = sum(p.stat().st_size for p in folder.glob("*.safetensors")) / 2**20
+    return int(config["num_hidden_layers"]), int(config["num_attention_heads"]), size
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--lengths", default="256,1024,2048,4096,8192", help="T for every kind")
+    ap.add_argument("--capture-only", default="16384", help="T for the capture kind only (memory target)")
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtype", default="auto")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads per measurement (0: torch's default)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per measurement")
+    ap.add_argument("--no-cli", action="store_true", help="skip timing attnscope --help and mask --size 8")
+    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--name", default="cpu-real-0.5b")
+    args = ap.parse_args(argv)
+
+    lengths = [int(x) for x in args.lengths.split(",") if x]
+    capture_only = [int(x) for x in args.capture_only.split(",") if x]
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        ap.error(f"unknown kinds {sorted(unknown)}; use {','.join(KINDS)}")
+    n_layers, n_heads, weights_mb = _model_facts(args.model)
+    dtype_bytes = 2 if args.dtype in ("bfloat16", "float16") or (args.dtype == "auto" and args.device == "cuda") else 4
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def log(msg: str) -> None:
+        print(f"[{dt.datetime.now(dt.timezone.utc):%H:%M:%S}] {msg}", file=sys.stderr, flush=True)
+
+    doc: dict[str, Any] = {
+        "schema": "attnscope.bench/1",
+        "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": args.model,
+        "device": args.device,
+        "dtype": args.dtype,
+        "machine": {
+            "cpu": _cpu_name(),
+            "cores": os.cpu_count(),
+            "memory_available_mb_at_start": _mem_available_mb(),
+            "load_average_at_start": list(os.getloadavg()),
+            "python": platform.python_version(),
+        },
+        "git": _git_commit(),
+        "num_hidden_layers": n_layers,
+        "num_attention_heads": n_heads,
+        "weights_mb": weights_mb,
+        "runs": [],
+        "cli": [],
+    }
+    plan = [(t, k) for t in lengths for k in kinds] + [(t, "capture") for t in capture_only if "capture" in kinds]
+    for n_tokens, kind in plan:
+        reps, warmup_full = _reps(n_tokens)
+        if kind == "eager":
+            need_mb = n_layers * n_heads * n_tokens**2 * dtype_bytes / 2**20
+            free_mb = _gpu_free_mb() if args.device == "cuda" else _mem_available_mb() - weights_mb
+            if need_mb > free_mb:
+                log(
+                    f"T={n_tokens} eager: skipped, needs {need_mb / 1024:.1f} GB for L*H*T^2, {free_mb / 1024:.1f} GB free"
+                )
+                doc["runs"].append(
+                    {
+                        "kind": kind,
+                        "T": n_tokens,
+                        "skipped": f"L×H×T² = {need_mb / 1024:.1f} GB > {free_mb / 1024:.1f} GB free",
+                    }
+                )
+                continue
+        spec = {
+            "kind": kind,
+            "T": n_tokens,
+            "model": args.model,
+            "device": args.device,
+            "dtype": args.dtype,
+            "reps": reps,
+            "warmup_full": warmup_full,
+            "threads": args.threads,
+        }
+        log(f"T={n_tokens} {kind}: {reps} timed forward(s), load avg {os.getloadavg()[0]:.1f}")
+        record = run_child(spec, args.timeout)
+        record["load_average_after"] = os.getloadavg()[0]
+        log(
+            f"T={n_tokens} {kind}: "
+            + (record.get("error") or f"{record['time_s']:.2f} s, peak {record['peak_rss_forward_mb']:.0f} MB")
+        )
+        doc["runs"].append(record)
+        _write(doc, out_dir, args.name)
+    if not args.no_cli:
+        for cli_args in (["--help"], ["mask", "--size", "8"]):
+            record = time_cli(cli_args)
+            log(
+                f"{record['command']}: best {record['best_s']:.3f} s"
+                + (f" ({record['error']})" if "error" in record else "")
+            )
+            doc["cli"].append(record)
+    doc["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    doc["machine"]["load_average_at_end"] = list(os.getloadavg())
+    _write(doc, out_dir, args.name)
+    log(f"wrote {out_dir / (args.name + '.json')} and {out_dir / (args.name + '.md')}")
+    return 0
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _git_commit() -> str | None:
+    if not shutil.which("git"):
+        return None
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return proc.stdout.strip() or None
+
+
+def _write(doc: dict[str, Any], out_dir: Path, name: str) -> None:
+    (out_dir / f"{name}.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    (out_dir / f"{name}.md").write_text(table(doc))
+
+
+def _find(doc: dict[str, Any], kind: str, n_tokens: int) -> dict[str, Any] | None:
+    for r in doc["runs"]:
+        if r["kind"] == kind and r["T"] == n_tokens and "time_s" in r:
+            return dict(r)
+    return None
+
+
+def _gb(mb: float | None) -> str:
+    return "–" if mb is None else f"{mb / 1024:.2f}"
+
+
+def table(doc: dict[str, Any]) -> str:
+    """The markdown report: one row per (T, kind), ratios to the plain forward, then the targets."""
+    lines = [
+        f"Model `{Path(doc['model']).name}` ({doc['num_hidden_layers']} layers × {doc['num_attention_heads']} heads), "
+        f"{doc['device']}, dtype {doc['dtype']}; {doc['machine']['cpu']}, {doc['machine']['cores']} cores; "
+        f"started {doc['started']} (load average {doc['machine']['load_average_at_start'][0]:.1f}).",
+        "",
+        "Time is the best wall time of the timed forwards after a warm-up, CPU the best process CPU time "
+        "(user + system, all threads); peak RSS is the process's high-water mark during them (model weights "
+        "included); 'extra' is that peak minus the RSS just before the forward.",
+        "",
+        "| T | run | time (s) | × plain | CPU (s) | × plain | peak RSS (GB) | × plain | extra (GB) | note |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in doc["runs"]:
+        kind, n_tokens = r["kind"], r["T"]
+        label = LABELS[kind]
+        if "skipped" in r:
+            lines.append(f"| {n_tokens} | {label} | – | – | – | – | – | – | – | skipped: {r['skipped']} |")
+            continue
+        if "error" in r:
+            lines.append(f"| {n_tokens} | {label} | – | – | – | – | – | – | – | failed: {r['error'][:120]} |")
+            continue
+        base = _find(doc, "plain", n_tokens)
+        t_ratio = f"{r['time_s'] / base['time_s']:.2f}" if base else "–"
+        c_ratio = f"{r['cpu_s'] / base['cpu_s']:.2f}" if base and base.get("cpu_s") else "–"
+        peak = r.get("peak_rss_forward_mb")
+        m_ratio = (
+            f"{peak / base['peak_rss_forward_mb']:.2f}" if base and peak and base.get("peak_rss_forward_mb") else "–"
+        )
+        extra = None if peak is None else peak - r["rss_before_forward_mb"]
+        note = f"{len(r['times_s'])} run(s), {r['threads']} thread(s)"
+        if r.get("gpu_peak_mb") is not None:
+            note += f"; GPU peak {r['gpu_peak_mb'] / 1024:.2f} GB"
+        if not base and kind != "plain":
+            note += "; no plain run at this T"
+        lines.append(
+            f"| {n_tokens} | {label} | {r['time_s']:.2f} | {t_ratio} | {r['cpu_s']:.2f} | {c_ratio} | {_gb(peak)} "
+            f"| {m_ratio} | {_gb(extra)} | {note} |"
+        )
+    lines += ["", "Targets (issue 6):", ""]
+    lines += _targets(doc)
+    if doc.get("cli"):
+        lines += ["", "| command | best (s) | median (s) | peak RSS (MB) | note |", "|---|---:|---:|---:|---|"]
+        for c in doc["cli"]:
+            lines.append(
+                f"| `{c['command']}` | {c['best_s']:.3f} | {c['median_s']:.3f} | {c['peak_rss_mb']:.0f} | {c.get('error', '')} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _targets(doc: dict[str, Any]) -> list[str]:
+    out = []
+    for n_tokens in sorted({r["T"] for r in doc["runs"]}):
+        base, cap, part = (_find(doc, k, n_tokens) for k in ("plain", "capture", "capture_0_3"))
+        if base and cap:
+            tr = cap["time_s"] / base["time_s"]
+            mr = cap["peak_rss_forward_mb"] / base["peak_rss_forward_mb"]
+            ok = "met" if tr <= 1.05 and mr <= 1.05 else "MISSED"
+            out.append(
+                f"- T={n_tokens}: capture time {tr:.2f}× and peak RSS {mr:.2f}× the plain forward (≤ 1.05×): {ok}"
+            )
+        if cap and part:
+            pr = part["time_s"] / cap["time_s"]
+            ok = "met" if pr <= 0.25 else "MISSED"
+            out.append(f"- T={n_tokens}: layers 0-3 take {pr:.2f}× the time of all layers (≤ 0.25×): {ok}")
+        if cap and n_tokens >= 16384:
+            gb = cap["peak_rss_forward_mb"] / 1024
+            whole = (cap.get("process_peak_rss_mb") or 0) / 1024
+            ok = "met" if max(gb, whole) <= 8 else "MISSED"
+            out.append(
+                f"- T={n_tokens}: capture peak RSS {gb:.2f} GB during the forward, {whole:.2f} GB for the whole "
+                f"process (≤ 8 GB): {ok}"
+            )
+    for c in doc.get("cli", []):
+        limit = 0.3 if c["command"].endswith("--help") else 0.5
+        if "error" in c:
+            out.append(f"- `{c['command']}`: not measured ({c['error'][:100]})")
+        else:
+            ok = "met" if c["best_s"] <= limit else "MISSED"
+            out.append(f"- `{c['command']}`: {c['best_s']:.3f} s best of 5 (≤ {limit} s): {ok}")
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "_child":
+        sys.path.insert(0, str(ROOT))
+        print(json.dumps(child(json.loads(sys.argv[2]))))
+        sys.exit(0)
+    sys.exit(main())

@@ -35,7 +35,8 @@ def read_result(path: str) -> Any:
     except UnicodeDecodeError as exc:
         raise AttnscopeError(f"{name}: not UTF-8 text (byte {exc.start})", ExitCode.INPUT_FILE) from None
     except json.JSONDecodeError as exc:
-        cut = " (the file looks truncated)" if exc.pos >= len(data.rstrip()) - 1 else ""
+        body = data.strip()
+        cut = " (the file looks truncated)" if body[:1] in (b"{", b"[") and body[-1:] not in (b"}", b"]") else ""
         raise AttnscopeError(
             f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{cut}", ExitCode.INPUT_FILE
         ) from None

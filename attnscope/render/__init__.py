@@ -125,7 +125,11 @@ class ProgressBar:
 
 
 def _font_stack() -> str:
-    return "'D2Coding', 'Noto Sans Mono CJK KR', 'Nanum Gothic Coding', 'Fira Code', 'DejaVu Sans Mono', monospace"
+    # Hangul-capable monospace first; then the system Korean fonts of macOS and Windows so Korean never falls to tofu.
+    return (
+        "'D2Coding', 'Noto Sans Mono CJK KR', 'Nanum Gothic Coding', 'Fira Code', 'DejaVu Sans Mono', "
+        "'Apple SD Gothic Neo', 'Malgun Gothic', 'Noto Sans CJK KR', monospace"
+    )
 
 
 def _svg_format() -> str:

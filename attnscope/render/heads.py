@@ -120,7 +120,7 @@ def render(r: HeadsResult) -> RenderableType:
     parts: list[RenderableType] = [header(r), Text(""), summary, Text(""), top_table(r), Text("")]
     parts.append(
         Text(
-            "row: one cell per position 0..query, darker = more (scaled to the row's largest weight), [key]; · = under 0.5% of it",
+            "row: positions 0..query, darker = more (on the row's own scale), [key]; · = under 0.5% of the row's max",
             style="dim",
         )
     )

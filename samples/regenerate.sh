@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerate samples/ from the real model: each sample as JSON (the command's --json)
+# and as SVG (drawn again from that JSON with `attnscope render`, so the two always match).
+#
+#   samples/regenerate.sh [MODEL]      MODEL defaults to $ATTNSCOPE_REAL_MODEL, then the
+#                                      GGUF that shared/real-model/fetch.sh downloads.
+# Look at any of them with no model:   attnscope render samples/heads-seed.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODEL="${1:-${ATTNSCOPE_REAL_MODEL:-$HOME/.cache/attnscope-real/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}}"
+SEED="민수는 사과를 샀다. 그는 그것을 먹었다."
+export COLUMNS=100
+
+sample() {  # sample NAME COMMAND ARGS...: samples/NAME.json and samples/NAME.svg
+  local name=$1
+  shift
+  python -m attnscope "$@" --json >"samples/$name.json"
+  python -m attnscope render "samples/$name.json" --svg "samples/$name.svg" --width 100 >/dev/null
+  echo "samples/$name.json, samples/$name.svg" >&2
+}
+
+# The note's chart: what 그것을 mixes in, over all layers and heads.
+sample weights-seed weights "$SEED" --query 그것을 --model "$MODEL"
+# Which heads take 그것을 back to 사과를.
+sample heads-seed heads "$SEED" --query 그것을 --key 사과를 --model "$MODEL"
+# The top head's whole matrix: the causal triangle, with 그것을's row on 사과를.
+sample matrix-seed matrix "$SEED" --layer 20 --head 6 --model "$MODEL"
+# The note's position-15 idea: what the assistant-start position (the last token) gathers
+# from the system message and the question, with the chat template applied.
+sample weights-chat weights --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
+  --by word --model "$MODEL"
+# A padded batch, padded on the left as in the note: the padding mask the model really
+# applies, next to the causal mask.
+sample mask-batch mask "$SEED" "그는 그것을 먹었다." --padding-side left --model "$MODEL"
+# The config facts the note quotes (no weights loaded).
+sample info info --model "$MODEL"

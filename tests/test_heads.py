@@ -121,3 +121,11 @@ def test_real_model_ranking_matches_eager(real_loaded):
     assert [(s.layer, s.head) for s in r.ranking[:5]] == [(a, b) for _, a, b in order[:5]]
     # The note's claim: several heads put more than half their weight on 사과를.
     assert sum(1 for s in r.ranking if s.score > 0.5) >= 3
+
+
+def test_chat_template_spans(loaded):
+    plain = heads(loaded, SEED, query="그것을", key="사과를")
+    chat = heads(loaded, SEED, query="그것을", key="사과를", chat=True, system="짧게")
+    assert chat.chat and chat.text.startswith("<|im_start|>system\n짧게")
+    shift = chat.query[0] - plain.query[0]
+    assert shift > 0 and [i - shift for i in chat.key] == plain.key  # same spans, after the template's prefix

@@ -373,3 +373,176 @@ def test_memory_guard_refuses_with_the_estimate(cli: Any, model_dir: Path, monke
 def test_bad_memory_limit_value(cli: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "lots")
     one_error(cli("weights", SEED, "--model", str(model_dir)), ExitCode.USAGE, "ATTNSCOPE_MEMORY_LIMIT='lots'")
+
+
+# --- every other command: the same contract -------------------------------------------------
+
+# (args after the command, with {m} for the tiny model folder; exit code; a fragment of the error line)
+OTHER_COMMANDS = [
+    (["mask", "", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
+    (["mask", SEED, "-", "-", "--model", "{m}"], ExitCode.USAGE, "only one prompt can be - (stdin)"),
+    (["mask", "--size", "0"], ExitCode.USAGE, "--size 0"),
+    (["mask", "--pad", "9", "--size", "4"], ExitCode.USAGE, "--pad 9 must be smaller than --size 4"),
+    (["mask", "--side", "up"], ExitCode.USAGE, "--side 'up': use left or right"),
+    (["mask", SEED, "--padding-side", "up", "--model", "{m}"], ExitCode.USAGE, "--padding-side 'up'"),
+    (["mask", SEED * 10, "--model", "{m}"], ExitCode.USAGE, "max_position_embeddings (128)"),
+    (["mask", SEED, "hi", "--model", "./no-such-folder"], ExitCode.MODEL, "no such file or folder"),
+    (
+        ["heads", SEED, "-q", "바나나", "-k", "사과를", "--model", "{m}"],
+        ExitCode.USAGE,
+        "'바나나' is not in the prompt",
+    ),
+    (
+        ["heads", SEED, "-q", "그것을", "-k", "바나나", "--model", "{m}"],
+        ExitCode.USAGE,
+        "--key '바나나' is not in the prompt",
+    ),
+    (["heads", SEED, "-q", "사과를", "-k", "그것을", "--model", "{m}"], ExitCode.USAGE, "ends after the query"),
+    (["heads", SEED, "-q", "그것을", "-k", "사과를", "--top", "0", "--model", "{m}"], ExitCode.USAGE, "--top 0"),
+    (
+        ["heads", SEED, "-q", "그것을", "-k", "사과를", "--occurrence", "3", "--model", "{m}"],
+        ExitCode.USAGE,
+        "out of range",
+    ),
+    (["heads", "", "-q", "그것을", "-k", "사과를", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
+    (["matrix", SEED, "--layer", "9", "--head", "0", "--model", "{m}"], ExitCode.USAGE, "--layer 9 is out of range"),
+    (["matrix", SEED, "--layer", "0", "--head", "a", "--model", "{m}"], ExitCode.USAGE, "--head 'a' is not a number"),
+    (["matrix", SEED, "--layer", "all", "--head", "0", "--model", "{m}"], ExitCode.USAGE, "matrix shows one layer"),
+    (["matrix", SEED, "--layer", "0", "--head", "0", "--window", "5:2", "--model", "{m}"], ExitCode.USAGE, "--window"),
+    (
+        ["matrix", SEED, "--layer", "0", "--head", "0", "--window", "x", "--model", "{m}"],
+        ExitCode.USAGE,
+        "write it as A:B",
+    ),
+    (["matrix", SEED * 10, "--layer", "0", "--head", "0", "--model", "{m}"], ExitCode.USAGE, "max_position_embeddings"),
+    (["info", "--model", "./no-such-folder"], ExitCode.MODEL, "no such file or folder"),
+    (["trace", SEED, "--pos", "99", "--model", "{m}"], ExitCode.USAGE, "--pos 99 is out of range"),
+    (["trace", SEED, "--compare-pos", "-1", "--model", "{m}"], ExitCode.USAGE, "--compare-pos -1"),
+    (["trace", SEED, "--lang", "fr", "--model", "{m}"], ExitCode.USAGE, "--lang 'fr': use en or ko"),
+    (["trace", "", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
+    (["explain", SEED, "--layer", "0", "--head", "9", "--model", "{m}"], ExitCode.USAGE, "--head 9 is out of range"),
+    (["explain", SEED, "--layer", "0", "--head", "0,1", "--model", "{m}"], ExitCode.USAGE, "--head takes one head"),
+    (
+        ["explain", SEED, "--layer", "0", "--head", "0", "-q", "바나나", "--model", "{m}"],
+        ExitCode.USAGE,
+        "not in the prompt",
+    ),
+    (["explain", SEED, "--layer", "0", "--head", "0", "--pos", "99", "--model", "{m}"], ExitCode.USAGE, "--pos 99"),
+    (["rope", "--layer", "9", "--model", "{m}"], ExitCode.USAGE, "--layer 9 is out of range"),
+    (["rope", "--deltas", "x", "--model", "{m}"], ExitCode.USAGE, "--deltas 'x'"),
+    (["rope", "--pos", "-1", "--model", "{m}"], ExitCode.USAGE, "--pos -1"),
+    (["rope", "--prompt", "", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
+    (["reuse", "", "x", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
+    (["reuse", SEED, "", "--model", "{m}"], ExitCode.USAGE, "the suffix is empty"),
+    (["reuse", SEED, "x", "--repeat", "50", "--model", "{m}"], ExitCode.USAGE, "max_position_embeddings (128)"),
+]
+
+
+@pytest.mark.parametrize(
+    "args,code,fragment", OTHER_COMMANDS, ids=[f"{a[0]}-{i}" for i, (a, _, _) in enumerate(OTHER_COMMANDS)]
+)
+def test_other_commands(cli: Any, model_dir: Path, args: list[str], code: int, fragment: str) -> None:
+    res = cli(*[a.replace("{m}", str(model_dir)) for a in args])
+    one_error(res, code, fragment)
+
+
+def test_corrupt_gguf_for_info(cli: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + b"\x00\x17" * 100)
+    one_error(cli("info", "--model", str(bad)), ExitCode.MODEL, str(bad), "GGUF")
+
+
+@pytest.fixture(scope="session")
+def weights_json(model_dir: Path) -> str:
+    from typer.testing import CliRunner
+
+    from attnscope.cli import app
+
+    res = CliRunner().invoke(app, ["weights", SEED, "--model", str(model_dir), "--layer", "0", "--json"])
+    assert res.exit_code == 0
+    return str(res.stdout)
+
+
+def _edited(text: str, **changes: Any) -> str:
+    doc = json.loads(text)
+    for key, value in changes.items():
+        if value is None:
+            del doc[key]
+        else:
+            doc[key] = value
+    return json.dumps(doc, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    "name,make,fragment",
+    [
+        ("truncated", lambda good: good[:300], "the file looks truncated"),
+        ("malformed", lambda good: "not json at all", "not valid JSON at line 1 column 1"),
+        ("wrong-schema", lambda good: _edited(good, schema="attnscope.nope/1"), "unknown schema 'attnscope.nope/1'"),
+        ("no-schema", lambda good: "[1, 2]", "not an attnscope result: no 'schema' field"),
+        ("missing-field", lambda good: _edited(good, query=None), "missing field 'query'"),
+        ("wrong-type", lambda good: _edited(good, weights="x"), "attnscope.weights/1.weights: expected a list"),
+        ("empty", lambda good: "", "empty file"),
+    ],
+)
+def test_render_bad_files(cli: Any, tmp_path: Path, weights_json: str, name: str, make: Any, fragment: str) -> None:
+    f = tmp_path / f"{name}.json"
+    f.write_text(make(weights_json), encoding="utf-8")
+    one_error(cli("render", str(f)), ExitCode.INPUT_FILE, fragment)
+    assert cli("render", "-", input=make(weights_json)).exit_code == ExitCode.INPUT_FILE
+
+
+def test_render_missing_file_and_binary(cli: Any, tmp_path: Path) -> None:
+    one_error(cli("render", str(tmp_path / "nope.json")), ExitCode.INPUT_FILE, "no such file")
+    one_error(cli("render", str(tmp_path)), ExitCode.INPUT_FILE, "is a folder")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe{")
+    one_error(cli("render", str(tmp_path / "bin.json")), ExitCode.INPUT_FILE, "not UTF-8")
+
+
+def test_render_good_file_round_trips(cli: Any, tmp_path: Path, weights_json: str) -> None:
+    f = tmp_path / "w.json"
+    f.write_text(weights_json, encoding="utf-8")
+    assert json.loads(cli("render", str(f), "--json").stdout) == json.loads(weights_json)
+
+
+@pytest.mark.parametrize(
+    "lines,code,fragment",
+    [
+        (
+            ['{"prompt": "민수는 사과를", "query": "바나나"}'],
+            ExitCode.USAGE,
+            "line 1: --query '바나나' is not in the prompt",
+        ),
+        (['{"prompt": 3}'], ExitCode.INPUT_FILE, "line 1: 'prompt' is missing or not a string"),
+        (["{garbage"], ExitCode.INPUT_FILE, "line 1: not valid JSON"),
+        (["", "  "], ExitCode.INPUT_FILE, "no prompts in it"),
+    ],
+)
+def test_batch_input_bad_line(
+    cli: Any, model_dir: Path, tmp_path: Path, lines: list[str], code: int, fragment: str
+) -> None:
+    f = tmp_path / "in.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = cli("weights", "--input", str(f), "--model", str(model_dir), "--layer", "0", "--json")
+    assert res.exit_code == code and res.stdout == ""
+    errors = [line for line in res.stderr.splitlines() if line.startswith("attnscope: error: ")]
+    assert len(errors) == 1 and fragment in errors[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_batch_input_invalid_utf8_and_missing_file(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    f = tmp_path / "in.txt"
+    f.write_bytes(b"ab\xff\n")
+    res = cli("weights", "--input", str(f), "--model", str(model_dir))
+    assert res.exit_code == ExitCode.INPUT_FILE and res.stdout == ""
+    assert "line 1: not valid UTF-8" in res.stderr.splitlines()[-1]
+    one_error(
+        cli("weights", "--input", str(tmp_path / "nope.txt"), "--model", str(model_dir)),
+        ExitCode.INPUT_FILE,
+        "No such file or directory",
+    )
+    one_error(
+        cli("weights", SEED, "--input", str(f), "--model", str(model_dir)),
+        ExitCode.USAGE,
+        "give a PROMPT or --input FILE, not both",
+    )

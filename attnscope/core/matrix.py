@@ -24,7 +24,7 @@ from attnscope.loading import Loaded
 from attnscope.results.matrix import MatrixResult, MatrixView
 
 BYS = ("token", "word")
-MAX_GROUPS = 48  # most rows/columns drawn; longer matrices are condensed into blocks
+MAX_GROUPS = 32  # most rows/columns drawn (fits 100 columns); longer matrices are condensed into blocks
 # Per matrix cell: fp32 scores plus softmax working copies where the model runs (~20 B),
 # the rows as Python floats in the result (~32 B), and their JSON text (~24 B).
 DEVICE_BYTES_PER_CELL = 20

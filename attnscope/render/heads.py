@@ -32,15 +32,24 @@ def header(r: HeadsResult) -> Text:
     return text
 
 
+ROW_CELLS = 40  # longer rows are binned (max per bin) so the table keeps its shape
+
+
 def _row_strip(r: HeadsResult, t: TopHead) -> Text:
-    """One cell per key position 0..query, shaded on the row's own scale; the key in brackets."""
-    top = max(t.row, default=0.0) or 1.0
+    """One cell per key position 0..query (or per bin of positions, max per bin), shaded on
+    the row's own scale; the key in brackets."""
+    n = len(t.row)
+    size = max(1, -(-n // ROW_CELLS))  # ceil(n / ROW_CELLS)
+    bins = [list(range(s, min(s + size, n))) for s in range(0, n, size)]
+    values = [max(t.row[i] for i in b) for b in bins]
+    top = max(values, default=0.0) or 1.0
+    first, last = r.key[0] // size, r.key[-1] // size
     out = Text()
-    for pos, value in enumerate(t.row):
-        if pos == r.key[0]:
+    for b, value in enumerate(values):
+        if b == first:
             out.append("[", style="bold")
         out.append(shade(value, top) if value > 0.005 * top else "·", style=heat_style(value, top))
-        if pos == r.key[-1]:
+        if b == last:
             out.append("]", style="bold")
     return out
 
@@ -61,8 +70,9 @@ def top_table(r: HeadsResult) -> Table:
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("", no_wrap=True)
-    table.add_column(f"row 0..{r.query[-1]}", no_wrap=True)
-    table.add_column("most elsewhere", no_wrap=True)
+    size = max(1, -(-(r.query[-1] + 1) // ROW_CELLS))
+    table.add_column(f"row 0..{r.query[-1]}" + (f" ({size}/cell, max)" if size > 1 else ""), no_wrap=True)
+    table.add_column("elsewhere", no_wrap=True)
     for rank, t in enumerate(r.top, start=1):
         table.add_row(
             str(rank),
@@ -104,14 +114,16 @@ def heatmap(r: HeadsResult) -> Table:
             cells.append(cell)
         best = row.index(max(row)) if row else 0
         table.add_row(str(layer), " ", *cells, Text(f"  h{best} {row[best]:.2f}", style="dim"))
-    groups = sorted(set(kv_of))
-    table.caption = (
-        f"score per layer and head (darker = more), scale 0..{scale:.2f}; │ separates KV groups "
-        f"({len(groups)} KV heads)"
-    )
-    table.caption_justify = "left"
-    table.caption_style = "dim"
     return table
+
+
+def heatmap_caption(r: HeadsResult) -> Text:
+    top = max((s.score for s in r.ranking), default=0.0)
+    return Text(
+        f"score per layer and head (darker = more), scale 0..{top if top > 0 else 1.0:.2f}; "
+        f"│ separates KV groups ({r.model.num_key_value_heads} KV heads)",
+        style="dim",
+    )
 
 
 def render(r: HeadsResult) -> RenderableType:
@@ -124,7 +136,7 @@ def render(r: HeadsResult) -> RenderableType:
             style="dim",
         )
     )
-    parts += [Text(""), heatmap(r)]
+    parts += [Text(""), heatmap(r), heatmap_caption(r)]
     for note in r.notes:
         parts.append(Text(note, style="dim"))
     return Group(*parts)

@@ -50,7 +50,7 @@ def header(r: MatrixResult) -> Text:
 def grid(r: MatrixResult) -> Text:
     v = r.view
     n = len(v.groups)
-    labels = [_clip(lab, 14) for lab in v.labels]
+    labels = [_clip(lab, 12) for lab in v.labels]
     idx_w = len(str(max(v.groups[-1][0], n))) if n else 1
     lab_w = max((cell_len(x) for x in labels), default=1)
     left = idx_w + 1 + lab_w + 1
@@ -67,7 +67,7 @@ def grid(r: MatrixResult) -> Text:
     out.append(" " * left + (f"<{r.window[0]}".rjust(5) + " " if has_before else ""), style="dim")
     for x in nums:
         out.append(f" {x % 10}", style="dim")
-    out.append("   top key\n", style="dim")
+    out.append({"token": "   top key\n", "word": "   top word\n"}.get(v.by, "   top block\n"), style="dim")
     for row in range(n):
         out.append(f"{nums[row]:>{idx_w}} ", style="dim")
         out.append(_pad(labels[row], lab_w) + " ")
@@ -85,9 +85,11 @@ def grid(r: MatrixResult) -> Text:
             out.append(shade(value) * 2, style=heat_style(value))
             if value > best:
                 best, best_c = value, c
-        out.append(f"  {labels[best_c]} {best:.2f}" if best >= 0 else "", style="dim")
+        out.append(f"  {_clip(labels[best_c], 10)} {best:.2f}" if best >= 0 else "", style="dim")
         out.append("\n")
     out.rstrip()
+    out.no_wrap = True  # a wrapped grid is unreadable; a narrow terminal crops the right edge instead
+    out.overflow = "crop"
     return out
 
 

@@ -98,13 +98,34 @@ def test_colour_when_forced_and_none_with_no_color(cli: Any, model_dir: Path, mo
     assert ANSI.sub("", plain.stdout) == ANSI.sub("", forced.stdout)  # same view, colour aside
 
 
-@pytest.mark.parametrize("width", [40, 60, 100])
-def test_width_bounds_every_line(cli: Any, model_dir: Path, width: int) -> None:
-    for args in (("weights", SEED, "--per-head", "--layer", "1"), ("tokens", SEED)):
+EVERY_VIEW = [
+    ["weights", SEED, "--per-head", "--layer", "1"],
+    ["tokens", SEED],
+    ["mask", SEED, "hello world"],
+    ["heads", SEED, "-q", "그것을", "-k", "사과를"],
+    ["matrix", SEED, "--layer", "0", "--head", "0"],
+    ["info"],
+    ["trace", SEED],
+    ["explain", SEED, "--layer", "0", "--head", "0"],
+    ["rope"],
+    ["reuse", SEED, " 그리고"],
+]
+
+
+@pytest.mark.parametrize("args", EVERY_VIEW, ids=[a[0] for a in EVERY_VIEW])
+def test_width_bounds_every_line_and_no_colour_off_a_tty(
+    cli: Any, model_dir: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for width in (40, 60, 100):
         res = cli(*args, "--model", str(model_dir), "--width", str(width))
         assert res.exit_code == 0, res.stderr
+        assert not ANSI.search(res.stdout)  # CliRunner's stdout is not a TTY: plain text
         widest = max(cell_len(line) for line in res.stdout.splitlines())  # Korean is two cells wide
         assert widest <= width, (args[0], width, widest)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+    res = cli(*args, "--model", str(model_dir), "--width", "100")
+    assert res.exit_code == 0 and not COLOUR.search(res.stdout)
 
 
 def test_json_is_one_document_in_one_line(cli: Any, model_dir: Path) -> None:
@@ -148,3 +169,11 @@ def test_internal_error_is_one_line_not_a_traceback(cli: Any, model_dir: Path, m
         "attnscope: internal error: RuntimeError: something went wrong (set ATTNSCOPE_DEBUG=1 for the traceback)"
     )
     assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("args", EVERY_VIEW, ids=[a[0] for a in EVERY_VIEW])
+def test_every_command_writes_one_json_line(cli: Any, model_dir: Path, args: list[str]) -> None:
+    res = cli(*args, "--model", str(model_dir), "--json")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.count("\n") == 1
+    assert json.loads(res.stdout)["schema"] == f"attnscope.{args[0]}/1"

@@ -56,7 +56,8 @@ def grid(r: MatrixResult) -> Text:
     left = idx_w + 1 + lab_w + 1
     has_before = r.window[0] > 0
     before_w = 6 if has_before else 0
-    nums = [g[0] for g in v.groups] if v.by == "token" else list(range(n))  # what rows and columns are numbered by
+    # Rows and columns are numbered by token position (a block: its first), or by word.
+    nums = list(range(n)) if v.by == "word" else [g[0] for g in v.groups]
     out = Text()
     # Column headers: tens digit on the first line, units digit on the second.
     if any(x >= 10 for x in nums):
@@ -100,7 +101,10 @@ def legend(r: MatrixResult) -> Text:
         text.append(f" {lo}  ", style="dim")
     text.append("blank <0.005   · masked: the key is after the query (causal)", style="dim")
     if r.view.by == "block":
-        text.append("\nrows and columns are numbered by block; labels show each block's first token", style="dim")
+        text.append(
+            "\nrows and columns are numbered by each block's first position; labels show its first token",
+            style="dim",
+        )
     elif r.view.by == "word":
         text.append("\nrows and columns are numbered by word", style="dim")
     return text

@@ -113,7 +113,7 @@ def test_cli_bad_deltas(cli, model_dir):
 def test_render(loaded):
     r = rope(loaded, pos=10, layer=0, head=0, deltas=[1, 7])
     text = to_text(render(r), width=120)
-    assert "rope_theta = 10000 (config.rope_parameters, rope_type default); head_dim 8: 4 pairs" in text
+    assert "rope_theta = 10,000 (config.rope_parameters, rope_type default); head_dim 8: 4 pairs" in text
     assert any(line.split()[:5] == ["1", "1,5", "0.1", "62.8", "1"] for line in text.splitlines())
     assert "v is not rotated" in text
     import dataclasses

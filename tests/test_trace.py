@@ -163,11 +163,17 @@ def test_render_snapshot():
     text = to_text(render(_hand_result()), width=100)
     lines = [line.rstrip() for line in text.splitlines()]
     assert lines[0] == "trace of position 1 '는' (token id 7)"
-    assert "embedding  [+0.100 -0.200]  1.00         -        1.0000  ' 그' 0.50" in lines
-    assert "layer 1    [+0.300 +0.400]  2.50     0.250        0.9000  ' 그' 0.50" in lines
+    assert "stage      first 2 dims       norm  cos prev  cos vs 0  logit lens top-1" in lines
+    assert "embedding  [+0.100 -0.200]    1.00         -    1.0000  ' 그' 0.50" in lines
+    assert "layer 1    [+0.300 +0.400]    2.50     0.250    0.9000  ' 그' 0.50" in lines
     assert any("same ✓ (max |Δlogit| 0)" in line for line in lines)
     ko = to_text(render(_hand_result("ko")), width=100)
     assert "임베딩은 토큰 ID만으로 정해진다" in ko
+    assert any(line.startswith("레이어 1 뒤  [+0.300 +0.400]") for line in ko.splitlines())
+    narrow = to_text(render(_hand_result()), width=62)  # only the logit-lens column is cut
+    assert any(
+        line.startswith("layer 1    [+0.300 +0.400]    2.50     0.250    0.9000") for line in narrow.splitlines()
+    )
 
 
 @pytest.mark.slow

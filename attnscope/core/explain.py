@@ -98,9 +98,7 @@ def explain(
         and evidence.v_pre_vs_post <= tol
         and evidence.k_rotated_vs_post <= tol * max(1.0, float(k_all.abs().max()))
     )
-    notes = []
-    if i == 0:
-        notes.append("the query is position 0: it can only see itself, so its weight is 1")
+    notes: list[str] = []
     return ExplainResult(
         model=info,
         text=enc.text,

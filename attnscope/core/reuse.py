@@ -235,10 +235,7 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1, lang: st
         and cache.original_len_after == cache.prefix_len
         and cache.copy_len == len(ids)
     )
-    notes = [
-        "prefix and suffix are tokenized separately and their ids concatenated, so the prefix tokens are "
-        "the same in both runs"
-    ]
+    notes: list[str] = []
     warnings = []
     if joint != ids:
         warnings.append(

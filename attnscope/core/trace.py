@@ -151,8 +151,6 @@ def trace(
         same = [i for i in range(len(enc.ids)) if enc.ids[i] == enc.ids[p] and i != p]
         if same:
             other = min(same, key=lambda i: (abs(i - p), i))
-        else:
-            notes.append("no other position holds this token id; pass --compare-pos N to compare with one")
 
     hidden, normed_diff = stack(model, enc.ids)  # (L+1, T, hidden)
     vec = hidden[:, p]  # (L+1, hidden): the traced position at every stage

@@ -28,10 +28,11 @@ MESSAGES: dict[str, dict[str, Any]] = {
         "model_out": "model output, head {h}, before o_proj",
         "diff_w": "max |weights - captured weights| = {d}",
         "diff_o": "max |out - model output| = {d}",
-        "rope": "q and k are used after RoPE: |q_proj(x) - q| = {qp}, |k_proj(x) - k| = {kp} (rotated); RoPE applied to them gives q, k up to {qr}, {kr}.",
+        "rope": "q and k are used after RoPE: |q_proj(x) - q| = {qp}, |k_proj(x) - k| = {kp}; RoPE(q_proj(x)), RoPE(k_proj(x)) give them back (max |Δ| {qr}, {kr}).",
         "v": "v is not rotated: |v_proj(x) - v| = {v}.",
         "ok": "✓ matches the model",
         "bad": "✗ MISMATCH",
+        "first": "The query is position 0: it sees only itself, so its weight is 1.",
     },
     "ko": {
         "title": "레이어 {layer}, 헤드 {head}: 쿼리 '{q}' = 토큰 {i}",
@@ -45,10 +46,11 @@ MESSAGES: dict[str, dict[str, Any]] = {
         "model_out": "모델 출력(헤드 {h}, o_proj 전)",
         "diff_w": "비율과 캡처 값의 최대 차이 = {d}",
         "diff_o": "out과 모델 출력의 최대 차이 = {d}",
-        "rope": "q와 k는 RoPE를 거친 값이다: |q_proj(x) - q| = {qp}, |k_proj(x) - k| = {kp} (회전됨); 여기에 RoPE를 적용하면 q, k와 {qr}, {kr} 차이.",
+        "rope": "q와 k는 RoPE를 거친 값이다: |q_proj(x) - q| = {qp}, |k_proj(x) - k| = {kp}; q_proj(x), k_proj(x)를 RoPE로 돌리면 q, k가 된다(최대 차이 {qr}, {kr}).",
         "v": "v는 회전하지 않는다: |v_proj(x) - v| = {v}.",
         "ok": "✓ 모델과 같다",
         "bad": "✗ 불일치",
+        "first": "쿼리가 위치 0이다: 자기 자신만 보므로 비율이 1이다.",
     },
 }
 
@@ -128,6 +130,8 @@ def render(r: ExplainResult) -> RenderableType:
         )
     )
     parts.append(Text(m["v"].format(v=fmt(e.v_pre_vs_post)), style="dim"))
+    if i == 0:
+        parts.append(Text(m["first"], style="dim"))
     for note in r.notes:
         parts.append(Text(note, style="dim"))
     return Group(*parts)

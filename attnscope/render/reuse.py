@@ -30,6 +30,8 @@ MESSAGES: dict[str, dict[str, Any]] = {
         "doubled": "doubled",
         "ratio": "× {r:.2f} comparisons; measured time × {t:.2f} ({on})",
         "short": "At a few dozen tokens fixed overhead dominates the time; --repeat 64 shows the growth.",
+        "separate": "Prefix and suffix are tokenized separately and their ids joined, so the prefix tokens are the same in both runs.",
+        "boundary": "Tokenizing prefix+suffix as one text would give other tokens at the boundary; this check uses the separately tokenized ids.",
     },
     "ko": {
         "title": "앞부분 {p!r} (토큰 {n}개) + 뒷부분 {s!r} (토큰 {m}개)",
@@ -46,6 +48,8 @@ MESSAGES: dict[str, dict[str, Any]] = {
         "doubled": "두 배",
         "ratio": "비교 횟수 × {r:.2f}; 잰 시간 × {t:.2f} ({on})",
         "short": "수십 토큰에서는 고정 비용이 시간을 좌우한다. --repeat 64로 늘려 보면 증가가 보인다.",
+        "separate": "앞부분과 뒷부분을 따로 토큰화해 ID를 이어 붙였다. 그래서 두 계산에서 앞부분 토큰이 같다.",
+        "boundary": "이어 붙인 글을 한 번에 토큰화하면 경계의 토큰이 달라진다. 이 확인은 따로 토큰화한 ID를 쓴다.",
     },
 }
 
@@ -60,6 +64,9 @@ def render(r: ReuseResult) -> RenderableType:
     head = Text()
     head.append(m["title"].format(p=r.prefix, n=r.prefix_tokens, s=r.suffix, m=n_suffix), style="bold")
     head.append("\n" + m["claim"], style="dim")
+    head.append("\n" + m["separate"], style="dim")
+    if not r.boundary_same:
+        head.append("\n" + m["boundary"], style="yellow")
     labels = [t.label for t in r.tokens]
     head.append("\n" + " ".join(labels[: r.prefix_tokens]) + " | " + " ".join(labels[r.prefix_tokens :]))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -22,13 +23,16 @@ MESSAGES: dict[str, dict[str, Any]] = {
         "norm": "norm",
         "cos": "cos prev",
         "lens": "logit lens top-{k}",
-        "vs": "vs pos {p}",
+        "vs": "cos vs {p}",
         "lens_note": "logit lens: the row read through the final norm and lm_head, as if it were the last layer.",
         "check_ok": "next token: full forward {model}, last row's top-1 {lens}: same ✓ (max |Δlogit| {diff})",
         "check_bad": "MISMATCH ✗: full forward {model}, last row's top-1 {lens} (max |Δlogit| {diff})",
         "normed": "hidden_states[-1] is already final-normed (max |Δ| {diff}); the last row is the layer's raw output.",
         "same_id": "position {p} '{tok}' has the same token id: embedding identical (max |Δ| {e}), cos {c} after layer 1.",
         "other_id": "position {p} '{tok}' has a different token id ({id}); its embedding differs too.",
+        "no_compare": "No other position holds this token id; pass --compare-pos N to compare with one.",
+        "embedding": "embedding",
+        "layer": "layer {n}",
     },
     "ko": {
         "title": "위치 {pos} '{tok}' (토큰 ID {id})의 벡터",
@@ -38,13 +42,16 @@ MESSAGES: dict[str, dict[str, Any]] = {
         "norm": "크기",
         "cos": "이전과 cos",
         "lens": "로짓 렌즈 상위 {k}",
-        "vs": "위치 {p}와",
+        "vs": "cos(위치 {p})",
         "lens_note": "로짓 렌즈: 이 행을 마지막 레이어인 것처럼 final norm과 lm_head에 통과시켜 읽은 값.",
         "check_ok": "다음 토큰: 전체 계산 {model}, 마지막 행 1위 {lens}: 같다 ✓ (로짓 최대 차이 {diff})",
         "check_bad": "불일치 ✗: 전체 계산 {model}, 마지막 행 1위 {lens} (로짓 최대 차이 {diff})",
         "normed": "hidden_states[-1]은 이미 final norm을 거친 값이다(최대 차이 {diff}). 마지막 행은 레이어의 원래 출력이다.",
-        "same_id": "위치 {p} '{tok}'도 같은 토큰 ID: 임베딩은 똑같고(최대 차이 {e}), 레이어 1 뒤 cos는 {c}.",
-        "other_id": "위치 {p} '{tok}'는 토큰 ID가 다르다({id}). 임베딩부터 다르다.",
+        "same_id": "위치 {p}('{tok}')도 토큰 ID가 같다: 임베딩은 똑같고(최대 차이 {e}), 레이어 1 뒤 cos는 {c}.",
+        "other_id": "위치 {p}('{tok}')는 토큰 ID가 다르다({id}). 임베딩부터 다르다.",
+        "no_compare": "같은 토큰 ID가 다른 위치에 없다. 비교하려면 --compare-pos N을 준다.",
+        "embedding": "임베딩",
+        "layer": "레이어 {n} 뒤",
     },
 }
 
@@ -70,18 +77,26 @@ def render(r: TraceResult) -> RenderableType:
     head.append("\n" + m["intro"], style="dim")
 
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-    table.add_column(m["stage"], no_wrap=True)
-    table.add_column(m["dims"].format(n=r.dims), no_wrap=True)
-    table.add_column(m["norm"], justify="right", no_wrap=True)
-    table.add_column(m["cos"], justify="right", no_wrap=True)
+    # Fixed columns keep their width; only the logit-lens column is cut (with …) on a narrow terminal.
+    fixed = [
+        (m["stage"], "left", 9),
+        (m["dims"].format(n=r.dims), "left", 1 + 7 * r.dims),
+        (m["norm"], "right", 6),
+        (m["cos"], "right", 5),
+    ]
     cmp = r.compare
     if cmp is not None:
-        table.add_column(m["vs"].format(p=cmp.position) + " cos", justify="right", no_wrap=True)
-    table.add_column(m["lens"].format(k=k), no_wrap=True)
+        fixed.append((m["vs"].format(p=cmp.position), "right", 6))
+    for name, justify, width in fixed:
+        table.add_column(name, justify=justify, no_wrap=True, min_width=max(width, cell_len(name)))  # type: ignore[arg-type]
+    table.add_column(m["lens"].format(k=k), no_wrap=True, overflow="ellipsis")
     for i, row in enumerate(r.rows):
         dims = "[" + " ".join(f"{x:+.3f}" for x in row.head_dims) + "]"
         cells: list[Text | str] = [
-            Text(row.stage, style="bold" if i in (0, len(r.rows) - 1) else ""),
+            Text(
+                m["embedding"] if row.layer == 0 else m["layer"].format(n=row.layer),
+                style="bold" if i in (0, len(r.rows) - 1) else "",
+            ),
             dims,
             f"{row.norm:.2f}",
             "-" if row.cos_prev is None else f"{row.cos_prev:.3f}",
@@ -113,6 +128,8 @@ def render(r: TraceResult) -> RenderableType:
             )
         else:
             parts.append(Text(m["other_id"].format(p=cmp.position, tok=cmp.token.label, id=cmp.token.id)))
+    else:
+        parts.append(Text(m["no_compare"], style="dim"))
     for note in r.notes:
         parts.append(Text(note, style="dim"))
     return Group(*parts)

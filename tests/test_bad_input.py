@@ -546,3 +546,14 @@ def test_batch_input_invalid_utf8_and_missing_file(cli: Any, model_dir: Path, tm
         ExitCode.USAGE,
         "give a PROMPT or --input FILE, not both",
     )
+
+
+def test_check_finite_names_the_model_head_when_heads_were_selected() -> None:
+    from attnscope.core import capture
+
+    rows = {2: torch.zeros(1, 2, 1, 3), 4: torch.zeros(1, 2, 1, 3)}  # (B, h, P, T) for heads [3, 9]
+    rows[4][0, 1, 0, 2] = float("inf")
+    with pytest.raises(AttnscopeError, match="layer 4, head 9;"):
+        capture.check_finite(rows, heads=[3, 9])
+    with pytest.raises(AttnscopeError, match="layer 4, head 1;"):
+        capture.check_finite(rows)

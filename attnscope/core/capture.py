@@ -16,7 +16,7 @@ load or print; it takes tensors and returns tensors.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -306,12 +306,17 @@ def _guard_memory(
         )
 
 
-def check_finite(rows: dict[int, torch.Tensor]) -> None:
-    """Stop with a message naming the layer and head if any captured row is NaN or inf."""
-    for layer, r in rows.items():
-        bad = ~torch.isfinite(r)  # (B, H, P, T)
+def check_finite(rows: dict[int, torch.Tensor], heads: Sequence[int] | None = None) -> None:
+    """Stop with a message naming the layer and head if any captured row is NaN or inf.
+
+    ``heads``: the model's head index of each entry on the rows' head axis, when the
+    request selected heads (``Request.heads``, sorted); None means the axis is all heads.
+    """
+    for layer in sorted(rows):
+        bad = ~torch.isfinite(rows[layer])  # (B, H, P, T)
         if bad.any():
-            head = int(bad.any(dim=-1).any(dim=-1).any(dim=0).nonzero()[0])
+            index = int(bad.any(dim=-1).any(dim=-1).any(dim=0).nonzero()[0])
+            head = index if heads is None else list(heads)[index]
             raise AttnscopeError(
                 f"NaN or inf in the attention weights at layer {layer}, head {head}; try --dtype float32",
                 ExitCode.NUMERIC,

@@ -557,3 +557,11 @@ def test_check_finite_names_the_model_head_when_heads_were_selected() -> None:
         capture.check_finite(rows, heads=[3, 9])
     with pytest.raises(AttnscopeError, match="layer 4, head 1;"):
         capture.check_finite(rows)
+
+
+@pytest.mark.slow
+def test_real_model_ranges_and_words(cli: Any, real_model: Path) -> None:
+    m = ("--model", str(real_model))
+    one_error(cli("weights", SEED, "--layer", "24", *m), ExitCode.USAGE, "24 layers (0..23, or -1..-24)")
+    one_error(cli("weights", SEED, "--head", "5", "--pos", "17", *m), ExitCode.USAGE, "17 tokens (0..16, or -1..-17)")
+    one_error(cli("weights", SEED, "-q", "바나나", *m), ExitCode.USAGE, f"its words are: {WORDS}")

@@ -565,3 +565,25 @@ def test_real_model_ranges_and_words(cli: Any, real_model: Path) -> None:
     one_error(cli("weights", SEED, "--layer", "24", *m), ExitCode.USAGE, "24 layers (0..23, or -1..-24)")
     one_error(cli("weights", SEED, "--head", "5", "--pos", "17", *m), ExitCode.USAGE, "17 tokens (0..16, or -1..-17)")
     one_error(cli("weights", SEED, "-q", "바나나", *m), ExitCode.USAGE, f"its words are: {WORDS}")
+
+
+NAN_RUNS = [
+    ["mask", SEED, "hello"],
+    ["heads", SEED, "-q", "그것을", "-k", "사과를"],
+    ["explain", SEED, "--layer", "1", "--head", "1"],
+    ["rope", "--layer", "1", "--head", "1"],
+    ["reuse", SEED, " 그리고"],
+    pytest.param(
+        ["matrix", SEED, "--layer", "1", "--head", "1"],
+        marks=pytest.mark.xfail(reason="matrix does not pass heads= to check_finite: it names head 0"),
+    ),
+    pytest.param(
+        ["trace", SEED], marks=pytest.mark.xfail(reason="trace prints NaN hidden states and fails its own check")
+    ),
+]
+
+
+@pytest.mark.parametrize("args", NAN_RUNS)
+def test_nan_stops_every_command(cli: Any, nan_model_dir: Path, args: list[str]) -> None:
+    res = cli(*args, "--model", str(nan_model_dir), "--json")
+    one_error(res, ExitCode.NUMERIC, "NaN or inf in the attention weights at layer 1, head 1")

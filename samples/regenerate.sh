@@ -4,9 +4,17 @@
 #
 #   samples/regenerate.sh [MODEL]      MODEL defaults to $ATTNSCOPE_REAL_MODEL, then the
 #                                      GGUF that shared/real-model/fetch.sh downloads.
+#   samples/regenerate.sh --svg-only   redraw every SVG from the saved JSON (no model; after a view changes)
 # Look at any of them with no model:   attnscope render samples/heads-seed.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--svg-only" ]; then
+  for json in samples/*.json; do
+    python -m attnscope render "$json" --svg "${json%.json}.svg" --width 100 >/dev/null
+    echo "${json%.json}.svg" >&2
+  done
+  exit 0
+fi
 MODEL="${1:-${ATTNSCOPE_REAL_MODEL:-$HOME/.cache/attnscope-real/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}}"
 SEED="민수는 사과를 샀다. 그는 그것을 먹었다."
 export COLUMNS=100

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -178,3 +179,15 @@ def test_real_gguf(real_model):
     assert r.rope_theta == 1000000.0 and r.max_position_embeddings == 32768
     assert r.num_parameters == 630167424 and r.chat_template
     assert "7 query heads share each" in to_text(render(r))
+
+
+def test_hub_id_offline_and_not_cached_is_one_line(tmp_path):
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-m", "attnscope", "info", "--model", "Qwen/Qwen2.5-0.5B-Instruct"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 3 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "not in the local cache" in out.stderr

@@ -213,6 +213,13 @@ def count_parameters(doc: dict[str, Any]) -> int:
     return sum(p.numel() for p in model.parameters())  # tied weights are counted once
 
 
+def _quiet_hub() -> None:
+    """No retry chatter from huggingface_hub on stderr (transformers is not imported here)."""
+    import logging
+
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+
+
 def _has_chat_template(spec: str, kind: str, revision: str | None) -> bool | None:
     """Whether the tokenizer files carry a chat template; None when they cannot be read."""
     if kind == "folder":
@@ -255,6 +262,7 @@ def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
         else:
             from huggingface_hub import hf_hub_download
 
+            _quiet_hub()
             path = Path(hf_hub_download(spec, "config.json", revision=revision))
         doc = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:

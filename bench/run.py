@@ -228,10 +228,15 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int | None, An
         time.sleep(0.1)
 
 
-def time_cli(args: list[str], runs: int = 5) -> dict[str, Any]:
-    """Best and median wall time of the installed ``attnscope`` script (no shell, no pyenv shim)."""
+def time_cli(args: list[str], runs: int = 5, python: bool = False) -> dict[str, Any]:
+    """Best and median wall time of the installed ``attnscope`` script (no shell, no pyenv shim),
+    or with ``python=True`` of ``python ARGS`` (the interpreter's own start-up, for reference)."""
     script = Path(sys.executable).with_name("attnscope")
-    cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "attnscope"]
+    if python:
+        cmd, name = [sys.executable], "python " + " ".join(args)
+    else:
+        cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "attnscope"]
+        name = "attnscope " + " ".join(args)
     walls, peak, rc, stderr = [], 0.0, 0, ""
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -250,11 +255,7 @@ def time_cli(args: list[str], runs: int = 5) -> dict[str, Any]:
             proc.stderr.close()
         peak = max(peak, usage.ru_maxrss / 1024)
     walls.sort()
-    record: dict[str, Any] = {
-        "command": "attnscope " + " ".join(args),
-        "best_s": walls[0],
-        "median_s": walls[len(walls) // 2],
-    }
+    record: dict[str, Any] = {"command": name, "best_s": walls[0], "median_s": walls[len(walls) // 2]}
     record["peak_rss_mb"] = peak
     if rc != 0:
         record["error"] = f"exit {rc}: {' '.join(stderr.split())[:200]}"
@@ -305,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cli", action="store_true", help="skip timing attnscope --help and mask --size 8")
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--name", default="cpu-real-0.5b")
+    ap.add_argument("--append", action="store_true", help="add these runs to an existing <out>/<name>.json")
     args = ap.parse_args(argv)
 
     lengths = [int(x) for x in args.lengths.split(",") if x]
@@ -341,6 +343,12 @@ def main(argv: list[str] | None = None) -> int:
         "runs": [],
         "cli": [],
     }
+    previous = out_dir / f"{args.name}.json"
+    if args.append and previous.is_file():
+        old = json.loads(previous.read_text())
+        doc["started"], doc["runs"], doc["cli"] = old["started"], old["runs"], old.get("cli", [])
+        doc["machine"]["load_average_at_start"] = old["machine"]["load_average_at_start"]
+        doc["appended"] = old.get("appended", []) + [dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")]
     plan = [(t, k) for t in lengths for k in kinds] + [(t, "capture") for t in capture_only if "capture" in kinds]
     for n_tokens, kind in plan:
         reps, warmup_full = _reps(n_tokens)
@@ -379,8 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         doc["runs"].append(record)
         _write(doc, out_dir, args.name)
     if not args.no_cli:
-        for cli_args in (["--help"], ["mask", "--size", "8"]):
-            record = time_cli(cli_args)
+        for cli_args, python in ((["-c", "pass"], True), (["--help"], False), (["mask", "--size", "8"], False)):
+            record = time_cli(cli_args, python=python)
             log(
                 f"{record['command']}: best {record['best_s']:.3f} s"
                 + (f" ({record['error']})" if "error" in record else "")
@@ -440,7 +448,7 @@ def table(doc: dict[str, Any]) -> str:
         "| T | run | time (s) | × plain | CPU (s) | × plain | peak RSS (GB) | × plain | extra (GB) | note |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for r in doc["runs"]:
+    for r in sorted(doc["runs"], key=lambda r: (r["T"], KINDS.index(r["kind"]))):
         kind, n_tokens = r["kind"], r["T"]
         label = LABELS[kind]
         if "skipped" in r:
@@ -501,6 +509,8 @@ def _targets(doc: dict[str, Any]) -> list[str]:
                 f"process (≤ 8 GB): {ok}"
             )
     for c in doc.get("cli", []):
+        if not c["command"].startswith("attnscope"):
+            continue
         limit = 0.3 if c["command"].endswith("--help") else 0.5
         if "error" in c:
             out.append(f"- `{c['command']}`: not measured ({c['error'][:100]})")

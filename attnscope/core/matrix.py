@@ -155,7 +155,7 @@ def matrix(
     positions = torch.arange(start, end)[None, :]  # (1, P)
     request = capture.Request(positions=positions, layers=frozenset({layer_i}), heads=frozenset({head_i}))
     got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
-    capture.check_finite(got.rows)
+    capture.check_finite(got.rows, heads=[head_i])  # rows hold only this head: name it by its model index
     rows = got.rows[layer_i][0, 0]  # (P, end): the one head's rows
     weights = rows[:, start:end]  # (P, P)
     before = rows[:, :start].sum(dim=-1)  # (P,)

@@ -102,18 +102,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--device", default="cuda", help="cuda (the check); cpu only to smoke-test this script")
     args = ap.parse_args()
 
     import torch
 
     from attnscope.loading import load
 
-    if not torch.cuda.is_available():
+    cuda = args.device == "cuda"
+    if cuda and not torch.cuda.is_available():
         print("gpu_check: no CUDA device here", file=sys.stderr)
         return 2
-    report: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "model": args.model, "cases": {}}
-    fp32 = load(args.model, device="cuda", dtype="float32")
-    bf16 = load(args.model, device="cuda", dtype="bfloat16")
+    name = torch.cuda.get_device_name(0) if cuda else "cpu (smoke test of this script)"
+    report: dict[str, Any] = {"device": name, "model": args.model, "cases": {}}
+    fp32 = load(args.model, device=args.device, dtype="float32")
+    bf16 = load(args.model, device=args.device, dtype="bfloat16")
     ok = True
     for name, (ids, mask) in cases(fp32.tokenizer).items():
         ref = eager_rows(fp32.model, ids, mask)
@@ -130,7 +133,8 @@ def main() -> int:
             f"{row['bfloat16']['max_abs_diff']:.2e}, top-1 key agrees {row['bfloat16']['top1_agreement']:.1%}",
             flush=True,
         )
-        torch.cuda.empty_cache()
+        if cuda:
+            torch.cuda.empty_cache()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "gpu_check.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -283,8 +283,10 @@ def _model_facts(model: str) -> tuple[int, int, float]:
     if kind == "gguf":
         digest = file_sha256(Path(spec))
         hits = sorted((cache_root() / "gguf").glob(f"{digest[:24]}-*"))
-        if not hits:
-            raise SystemExit(f"{model}: run `attnscope weights x --model {model}` once to convert it first")
+        if not hits:  # convert it once, in a child, so this process stays without torch
+            code = f"from attnscope.loading import load; load({spec!r}, device='cpu', dtype='float32')"
+            subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+            hits = sorted((cache_root() / "gguf").glob(f"{digest[:24]}-*"))
         folder = hits[0]
     if kind == "hub":
         raise SystemExit("bench: pass a local folder or .gguf file as --model")

@@ -16,7 +16,9 @@ def eager_rows(model, ids, mask):
     model.set_attn_implementation("eager")
     try:
         with torch.no_grad():
-            out = model(input_ids=ids, attention_mask=mask, position_ids=capture.position_ids(mask), output_attentions=True)
+            out = model(
+                input_ids=ids, attention_mask=mask, position_ids=capture.position_ids(mask), output_attentions=True
+            )
     finally:
         capture.prepare(model)
     return out.attentions
@@ -25,7 +27,9 @@ def eager_rows(model, ids, mask):
 @pytest.mark.parametrize("side", ["none", "left", "right"])
 @pytest.mark.parametrize("heads,kv", [(4, 2), (6, 3), (7, 1), (4, 4)])
 def test_rows_equal_eager(tokenizer, side, heads, kv):
-    model = tiny.make_model(tiny.make_config(len(tokenizer), num_hidden_layers=2, num_attention_heads=heads, num_key_value_heads=kv))
+    model = tiny.make_model(
+        tiny.make_config(len(tokenizer), num_hidden_layers=2, num_attention_heads=heads, num_key_value_heads=kv)
+    )
     prompts = [SEED] if side == "none" else [SEED, "hello world", "The cat sat."]
     tokenizer.padding_side = "left" if side == "none" else side
     enc = tokenizer(prompts, padding=True, return_tensors="pt")
@@ -51,10 +55,18 @@ def test_rows_equal_eager(tokenizer, side, heads, kv):
 
 def test_layers_after_the_last_requested_do_not_run(loaded):
     seen = []
-    hooks = [layer.register_forward_hook(lambda m, i, o, k=k: seen.append(k)) for k, layer in enumerate(loaded.model.model.layers)]
+    hooks = [
+        layer.register_forward_hook(lambda m, i, o, k=k: seen.append(k))
+        for k, layer in enumerate(loaded.model.model.layers)
+    ]
     try:
         ids = torch.tensor([loaded.tokenizer(SEED)["input_ids"]])
-        capture.run(loaded.model, ids, torch.ones_like(ids), capture.Request(positions=torch.tensor([[3]]), layers=frozenset({0})))
+        capture.run(
+            loaded.model,
+            ids,
+            torch.ones_like(ids),
+            capture.Request(positions=torch.tensor([[3]]), layers=frozenset({0})),
+        )
     finally:
         for h in hooks:
             h.remove()
@@ -66,7 +78,12 @@ def test_no_logits_computed(loaded):
     hook = loaded.model.lm_head.register_forward_hook(lambda *a: calls.append(1))
     try:
         ids = torch.tensor([loaded.tokenizer(SEED)["input_ids"]])
-        capture.run(loaded.model, ids, torch.ones_like(ids), capture.Request(positions=torch.tensor([[3]]), layers=frozenset({2})))
+        capture.run(
+            loaded.model,
+            ids,
+            torch.ones_like(ids),
+            capture.Request(positions=torch.tensor([[3]]), layers=frozenset({2})),
+        )
     finally:
         hook.remove()
     assert calls == []

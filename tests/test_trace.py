@@ -182,3 +182,22 @@ def test_real_model_trace(real_loaded):
     assert len(r.rows) == 25 and r.check.ok and r.check.hidden_states_last_normed == 0.0
     assert r.compare is not None and r.compare.same_id  # the two '.' tokens
     assert r.compare.rows[0].max_abs_diff == 0.0 and r.compare.rows[1].max_abs_diff > 0
+
+
+@pytest.mark.parametrize(
+    "where,message", [("attn", "attention weights at layer 1, head 1"), ("mlp", "the output of layer 1")]
+)
+def test_nan_stops_with_the_layer(model_dir, where, message):
+    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.loading import load
+
+    fresh = load(str(model_dir), device="cpu", dtype="float32")  # not the shared fixture: this one is broken
+    layer = fresh.model.model.layers[1]
+    with torch.no_grad():
+        if where == "attn":
+            layer.self_attn.q_proj.weight[8:16] = float("nan")  # head 1 (head_dim 8)
+        else:
+            layer.mlp.down_proj.weight[0, 0] = float("inf")
+    with pytest.raises(AttnscopeError, match=message) as info:
+        trace(fresh, SEED)
+    assert info.value.code == ExitCode.NUMERIC

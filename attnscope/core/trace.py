@@ -97,6 +97,25 @@ def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
     return torch.stack([h[0] for h in rows]).float().cpu(), normed_diff  # (L+1, T, hidden)
 
 
+def check_finite(model: torch.nn.Module, ids: list[int], hidden: torch.Tensor) -> None:
+    """Stop on NaN/inf in the stack: name the layer and head through the attention rows if
+    they are the cause, otherwise the first layer whose output is not finite."""
+    bad_stage = int((~torch.isfinite(hidden)).flatten(1).any(dim=1).nonzero()[0])  # 0 = embedding
+    if bad_stage > 0:
+        layer = bad_stage - 1
+        input_ids = torch.tensor([ids])  # (1, T)
+        positions = torch.arange(len(ids))[None]  # (1, T): every query row of that layer
+        got = capture.run(
+            model,
+            input_ids,
+            torch.ones_like(input_ids),
+            capture.Request(positions=positions, layers=frozenset({layer})),
+        )
+        capture.check_finite(got.rows)
+    where = "the embedding" if bad_stage == 0 else f"the output of layer {bad_stage - 1}"
+    raise AttnscopeError(f"NaN or inf in {where}; try --dtype float32", ExitCode.NUMERIC)
+
+
 def model_logits(model: torch.nn.Module, ids: list[int], position: int) -> torch.Tensor:
     """(vocab,) fp32 logits of a full causal-LM forward at one position (lm_head on that position only)."""
     device = next(model.parameters()).device
@@ -153,6 +172,8 @@ def trace(
             other = min(same, key=lambda i: (abs(i - p), i))
 
     hidden, normed_diff = stack(model, enc.ids)  # (L+1, T, hidden)
+    if not bool(torch.isfinite(hidden).all()):
+        check_finite(model, enc.ids, hidden)
     vec = hidden[:, p]  # (L+1, hidden): the traced position at every stage
     lens = logit_lens(model, vec)  # (L+1, vocab)
     tokenizer = loaded.tokenizer

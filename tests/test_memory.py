@@ -82,7 +82,9 @@ def test_cpu_free_memory_is_known_on_linux() -> None:
 def test_capture_bytes_by_hand() -> None:
     kept, transient = memory.capture_bytes(layers=24, batch=2, heads=14, queries=1, keys=100, padded=True)
     assert kept == 24 * 2 * 14 * 1 * 100 * 4
-    assert transient == 3 * 2 * 14 * 1 * 100 * 4 + 2 * 100 * 100  # three one-layer buffers + a bool T x T mask
+    assert transient == 3 * 2 * 14 * 1 * 100 * 4 + 7 * 2 * 100 * 100  # three one-layer buffers + the T x T mask
+    _, unpadded = memory.capture_bytes(layers=24, batch=2, heads=14, queries=1, keys=100, padded=False)
+    assert unpadded == 3 * 2 * 14 * 1 * 100 * 4  # is_causal: no mask is built
 
 
 def test_capture_run_refuses_exactly_past_its_estimate(loaded: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,7 @@ from attnscope.errors import AttnscopeError, ExitCode
 FP32 = 4  # bytes per float32
 HEADROOM = 0.8  # use at most this share of what is free
 ENV_LIMIT = "ATTNSCOPE_MEMORY_LIMIT"
+PADDED_MASK_BYTES = 7  # per (batch, key, key) entry of a padded forward; see capture_bytes
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -144,9 +145,13 @@ def capture_bytes(
 
     kept: the fp32 rows of every requested layer plus kept q/k/v/output (about
     ``3 * batch * keys * hidden`` fp32 each). transient: one layer's scores, softmax and
-    mask fill (three (batch, head, queries, keys) fp32 buffers) plus a padded batch's
-    4D bool mask.
+    mask fill (three (batch, head, queries, keys) fp32 buffers) plus, for a padded batch,
+    :data:`PADDED_MASK_BYTES` per (batch, key, key) entry: the 4D bool mask, its
+    intermediates and the float copy CPU sdpa makes of it (measured: 5.5-6.2 bytes per
+    entry at T = 2048 and 4096, whatever the number of heads). An unpadded batch takes
+    sdpa's is_causal path and builds no mask.
     """
     kept = rows_bytes(layers, batch, heads, queries, keys) + kept_layers * 3 * batch * keys * hidden * FP32
-    transient = 3 * rows_bytes(1, batch, heads, queries, keys) + (mask_bytes(batch, keys, keys) if padded else 0)
+    mask = PADDED_MASK_BYTES * mask_bytes(batch, keys, keys) if padded else 0
+    transient = 3 * rows_bytes(1, batch, heads, queries, keys) + mask
     return kept, transient

@@ -364,7 +364,7 @@ def test_memory_guard_refuses_with_the_estimate(cli: Any, model_dir: Path, monke
         res,
         ExitCode.RESOURCE,
         "attention rows for 3 layer(s) x 4 heads x 1 queries x 28 keys would need about 2.62 KiB",
-        "only 1 KiB can be used; select fewer layers (--layer)",
+        "only 1 KiB can be used; try a shorter prompt, or fewer layers with --layer",
     )
     monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "3K")
     assert cli("weights", SEED, "--model", str(model_dir), "--json").exit_code == 0

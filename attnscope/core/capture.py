@@ -296,7 +296,7 @@ def _guard_memory(
     what = f"attention rows for {len(request.layers)} layer(s) x {heads} heads x {queries} queries x {keys} keys"
     if batch > 1:
         what += f" x {batch} sequences"
-    suggestion = "select fewer layers (--layer), fewer queries, or a shorter prompt"
+    suggestion = "try a shorter prompt, or fewer layers with --layer where the command has it"
     if device.startswith("cpu"):
         memory.guard(kept + transient, what, suggestion)
     else:

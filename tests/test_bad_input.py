@@ -217,14 +217,16 @@ def test_file_that_is_not_gguf(cli: Any, tmp_path: Path) -> None:
 # Corrupt and truncated GGUF files: tests/test_gguf.py::test_corrupt_gguf_is_one_clear_error.
 
 
-def _repo_not_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every hub download fail the way the hub answers an unknown repo id (404)."""
+def _hub_fails(monkeypatch: pytest.MonkeyPatch, error: str) -> None:
+    """Make every hub download fail the way the hub answers an unknown repo id or revision."""
     import transformers.utils.hub as hf_hub
     from huggingface_hub import errors as hub_errors
 
+    cls = getattr(hub_errors, error)
+
     def fail(*_a: Any, **_k: Any) -> Any:
-        exc = hub_errors.RepositoryNotFoundError.__new__(hub_errors.RepositoryNotFoundError)
-        Exception.__init__(exc, "404 Client Error. Repository Not Found")
+        exc = cls.__new__(cls)
+        Exception.__init__(exc, "404 Client Error")
         raise exc
 
     for name in ("hf_hub_download", "snapshot_download"):
@@ -234,9 +236,15 @@ def _repo_not_found(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("command", ["weights", "tokens"])
 def test_unknown_hub_id(cli: Any, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
-    _repo_not_found(monkeypatch)
+    _hub_fails(monkeypatch, "RepositoryNotFoundError")
     res = cli(command, SEED, "--model", "nobody-at-all/no-such-model-xyz")
     one_error(res, ExitCode.MODEL, "no model 'nobody-at-all/no-such-model-xyz' on the Hugging Face hub")
+
+
+def test_unknown_hub_revision(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _hub_fails(monkeypatch, "RevisionNotFoundError")
+    res = cli("weights", SEED, "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--revision", "no-such-branch")
+    one_error(res, ExitCode.MODEL, "model 'Qwen/Qwen2.5-0.5B-Instruct': that --revision does not exist on the hub")
 
 
 def run_cli(*args: str, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:

@@ -581,13 +581,8 @@ NAN_RUNS = [
     ["explain", SEED, "--layer", "1", "--head", "1"],
     ["rope", "--layer", "1", "--head", "1"],
     ["reuse", SEED, " 그리고"],
-    pytest.param(
-        ["matrix", SEED, "--layer", "1", "--head", "1"],
-        marks=pytest.mark.xfail(reason="matrix does not pass heads= to check_finite: it names head 0"),
-    ),
-    pytest.param(
-        ["trace", SEED], marks=pytest.mark.xfail(reason="trace prints NaN hidden states and fails its own check")
-    ),
+    ["matrix", SEED, "--layer", "1", "--head", "1"],
+    ["trace", SEED],
 ]
 
 

@@ -590,3 +590,18 @@ NAN_RUNS = [
 def test_nan_stops_every_command(cli: Any, nan_model_dir: Path, args: list[str]) -> None:
     res = cli(*args, "--model", str(nan_model_dir), "--json")
     one_error(res, ExitCode.NUMERIC, "NaN or inf in the attention weights at layer 1, head 1")
+
+
+def test_chat_without_a_chat_template(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    tok = tiny.train_tokenizer()
+    tok.chat_template = None
+    tok.save_pretrained(tmp_path)
+    (tmp_path / "chat_template.jinja").unlink(missing_ok=True)
+    shutil.copy(model_dir / "config.json", tmp_path / "config.json")
+    one_error(
+        cli("tokens", SEED, "--chat", "--model", str(tmp_path)),
+        ExitCode.USAGE,
+        "--chat: this tokenizer has no chat template",
+    )

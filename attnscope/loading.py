@@ -150,6 +150,13 @@ def _hub_error(model_id: str, exc: BaseException) -> AttnscopeError:
     )
 
 
+def _damaged(kind: str, path: str) -> str:
+    """For a GGUF, the cached conversion failed to load: say where it is and how to redo it."""
+    if kind != "gguf":
+        return ""
+    return f"; the cached conversion in {path} looks damaged: delete that folder and run again to reconvert"
+
+
 def _check_config(config: Any, name: str) -> None:
     from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
 
@@ -309,9 +316,11 @@ def load(
     except OSError as exc:
         if kind == "hub":
             raise _hub_error(spec, exc) from exc
-        raise AttnscopeError(f"{spec}: cannot load the model ({exc})", ExitCode.MODEL) from exc
-    except (ValueError, KeyError, RuntimeError) as exc:
-        raise AttnscopeError(f"{spec}: cannot load the model ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError(f"{spec}: cannot load the model ({exc}){_damaged(kind, path)}", ExitCode.MODEL) from exc
+    except Exception as exc:  # ValueError, safetensors' SafetensorError on a truncated file, ...
+        raise AttnscopeError(
+            f"{spec}: cannot load the model ({type(exc).__name__}: {exc}){_damaged(kind, path)}", ExitCode.MODEL
+        ) from exc
     if device_map is None:
         net = net.to(dev)
     net.eval()

@@ -605,3 +605,13 @@ def test_chat_without_a_chat_template(cli: Any, model_dir: Path, tmp_path: Path)
         ExitCode.USAGE,
         "--chat: this tokenizer has no chat template",
     )
+
+
+def test_truncated_weights_in_a_folder(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(model_dir, folder)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:50_000])
+    one_error(cli("weights", SEED, "--model", str(folder)), ExitCode.MODEL, "cannot load the model (SafetensorError:")

@@ -206,3 +206,20 @@ def test_cli_on_gguf(tiny_gguf: Path, cache: Path, cli: Any, loaded: Any) -> Non
     ref = cli("weights", SEED, "--model", loaded.path, "--layer", "1", "--head", "2", "--json")
     expected = json.loads(ref.stdout)["weights"]
     assert torch.allclose(torch.tensor(doc["weights"]), torch.tensor(expected), atol=1e-6)
+
+
+def test_damaged_cache_says_which_folder_to_delete(tiny_gguf: Path, cache: Path, conversions: list[str]) -> None:
+    import shutil
+
+    first = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    target = Path(first.path)
+    weights = target / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:50_000])  # a half-written or truncated cache entry
+    with pytest.raises(AttnscopeError) as err:
+        loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    assert err.value.code == ExitCode.MODEL
+    assert "SafetensorError" in err.value.message
+    assert f"the cached conversion in {target} looks damaged: delete that folder" in err.value.message
+    shutil.rmtree(target)
+    again = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    assert len(conversions) == 4 and again.path == first.path  # converted again, into the same place

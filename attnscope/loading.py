@@ -150,6 +150,16 @@ def _hub_error(model_id: str, exc: BaseException) -> AttnscopeError:
     )
 
 
+def _check_vocab(tokenizer: Any, spec: str) -> Any:
+    """A folder with no tokenizer files still gets an empty tokenizer from transformers; refuse it."""
+    if len(tokenizer) <= len(getattr(tokenizer, "all_special_tokens", []) or []):
+        raise AttnscopeError(
+            f"{spec}: no tokenizer files (tokenizer.json, or vocab.json and merges.txt), so the text cannot be tokenized",
+            ExitCode.MODEL,
+        )
+    return tokenizer
+
+
 def _damaged(kind: str, path: str) -> str:
     """For a GGUF, the cached conversion failed to load: say where it is and how to redo it."""
     if kind != "gguf":
@@ -242,7 +252,7 @@ def load_tokenizer(model: str | None = None, revision: str | None = None, progre
                 return AutoTokenizer.from_pretrained(str(cached))
             progress(f"reading the tokenizer from {path.name}")
             return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        return AutoTokenizer.from_pretrained(spec, revision=revision)
+        return _check_vocab(AutoTokenizer.from_pretrained(spec, revision=revision), spec)
     except AttnscopeError:
         raise
     except OSError as exc:
@@ -304,7 +314,9 @@ def load(
     try:
         config = AutoConfig.from_pretrained(path, revision=revision if kind == "hub" else None)
         _check_config(config, spec)
-        tokenizer = AutoTokenizer.from_pretrained(path, revision=revision if kind == "hub" else None)
+        tokenizer = _check_vocab(
+            AutoTokenizer.from_pretrained(path, revision=revision if kind == "hub" else None), spec
+        )
         kwargs: dict[str, Any] = {"dtype": torch_dtype, "attn_implementation": "sdpa"}
         if kind == "hub":
             kwargs["revision"] = revision
@@ -318,9 +330,10 @@ def load(
             raise _hub_error(spec, exc) from exc
         raise AttnscopeError(f"{spec}: cannot load the model ({exc}){_damaged(kind, path)}", ExitCode.MODEL) from exc
     except Exception as exc:  # ValueError, safetensors' SafetensorError on a truncated file, ...
-        raise AttnscopeError(
-            f"{spec}: cannot load the model ({type(exc).__name__}: {exc}){_damaged(kind, path)}", ExitCode.MODEL
-        ) from exc
+        detail = f"{type(exc).__name__}: {exc}"
+        if "ignore_mismatched_sizes" in detail:  # transformers points at a report it logged, which is silenced
+            detail = "its weights do not have the shapes its config.json describes"
+        raise AttnscopeError(f"{spec}: cannot load the model ({detail}){_damaged(kind, path)}", ExitCode.MODEL) from exc
     if device_map is None:
         net = net.to(dev)
     net.eval()

@@ -615,3 +615,30 @@ def test_truncated_weights_in_a_folder(cli: Any, model_dir: Path, tmp_path: Path
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:50_000])
     one_error(cli("weights", SEED, "--model", str(folder)), ExitCode.MODEL, "cannot load the model (SafetensorError:")
+
+
+def _copy_model(model_dir: Path, to: Path) -> Path:
+    import shutil
+
+    shutil.copytree(model_dir, to)
+    return to
+
+
+@pytest.mark.parametrize("command", ["weights", "tokens"])
+def test_folder_without_tokenizer_files(cli: Any, model_dir: Path, tmp_path: Path, command: str) -> None:
+    folder = _copy_model(model_dir, tmp_path / "model")
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (folder / name).unlink()
+    one_error(cli(command, SEED, "--model", str(folder)), ExitCode.MODEL, "no tokenizer files (tokenizer.json")
+
+
+def test_config_that_does_not_fit_the_weights(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    folder = _copy_model(model_dir, tmp_path / "model")
+    config = json.loads((folder / "config.json").read_text())
+    config["num_key_value_heads"] = 4  # the saved k_proj/v_proj are for 2 KV heads
+    (folder / "config.json").write_text(json.dumps(config))
+    one_error(
+        cli("weights", SEED, "--model", str(folder)),
+        ExitCode.MODEL,
+        "cannot load the model (its weights do not have the shapes its config.json describes)",
+    )

@@ -642,3 +642,9 @@ def test_config_that_does_not_fit_the_weights(cli: Any, model_dir: Path, tmp_pat
         ExitCode.MODEL,
         "cannot load the model (its weights do not have the shapes its config.json describes)",
     )
+
+
+def test_memory_guard_for_matrix(cli: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "1K")
+    res = cli("matrix", SEED, "--layer", "0", "--head", "0", "--model", str(model_dir), "--json")
+    one_error(res, ExitCode.RESOURCE, "matrix: 28 x 28", "use --window A:B")

@@ -190,6 +190,25 @@ def _check_config(config: Any, name: str) -> None:
         )
 
 
+def _check_gguf_architecture(path: Path) -> None:
+    """Refuse an unsupported architecture from the GGUF header, before minutes of dequantizing."""
+    from attnscope.core.info import read_gguf_header  # a header scan: no tensor data, well under a second
+
+    try:
+        arch = read_gguf_header(path).metadata.get("general.architecture")
+    except AttnscopeError:  # unreadable: the conversion reports it with the reason
+        return
+    if not isinstance(arch, str):
+        return
+    model_type = arch[: -len("moe")] + "_moe" if arch.endswith("moe") else arch  # GGUF's qwen2moe is qwen2_moe
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        raise AttnscopeError(
+            f"{path}: attnscope does not capture {arch!r} attention (the GGUF's general.architecture); "
+            f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}",
+            ExitCode.MODEL,
+        )
+
+
 def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
     """Convert a GGUF file once into an HF folder (config, safetensors, tokenizer)."""
     import torch
@@ -201,6 +220,7 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
     target = cache_root() / "gguf" / f"{digest[:24]}-{dtype_name}"
     if (target / "model.safetensors").is_file() and (target / "config.json").is_file():
         return target
+    _check_gguf_architecture(path)
     progress(f"converting {path.name} once (dequantizing takes about a minute on 2 cores); cache: {target}")
     t0 = time.perf_counter()
     try:

@@ -223,3 +223,32 @@ def test_damaged_cache_says_which_folder_to_delete(tiny_gguf: Path, cache: Path,
     shutil.rmtree(target)
     again = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
     assert len(conversions) == 4 and again.path == first.path  # converted again, into the same place
+
+
+def test_unsupported_architecture_is_refused_before_converting(
+    tmp_path: Path, cache: Path, conversions: list[str], cli: Any
+) -> None:
+    import gguf
+    import numpy as np
+
+    path = tmp_path / "tiny-mamba.gguf"
+    writer = gguf.GGUFWriter(str(path), "mamba")
+    writer.add_block_count(1)
+    writer.add_context_length(128)
+    writer.add_embedding_length(16)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(["a", "b", "ab"])
+    writer.add_token_merges(["a b"])
+    writer.add_tensor("token_embd.weight", np.zeros((3, 16), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(AttnscopeError) as err:
+        loading.load(str(path), device="cpu", dtype="float32")
+    assert err.value.code == ExitCode.MODEL
+    assert "does not capture 'mamba' attention (the GGUF's general.architecture); supported: qwen2" in err.value.message
+    assert conversions == []  # refused from the header, before any dequantizing
+    res = cli("weights", SEED, "--model", str(path))
+    assert res.exit_code == ExitCode.MODEL and res.stdout == ""
+    assert "converting" not in res.stderr

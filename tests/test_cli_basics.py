@@ -177,3 +177,27 @@ def test_every_command_writes_one_json_line(cli: Any, model_dir: Path, args: lis
     assert res.exit_code == 0, res.stderr
     assert res.stdout.count("\n") == 1
     assert json.loads(res.stdout)["schema"] == f"attnscope.{args[0]}/1"
+
+
+def test_broken_pipe_in_batch_mode_exits_quietly(model_dir: Path, tmp_path: Path) -> None:
+    # Batch mode writes one JSON line per prompt as it goes; head closes the pipe after the first.
+    prompts = tmp_path / "many.txt"
+    prompts.write_text((SEED + "\n") * 300, encoding="utf-8")
+    err, rc = tmp_path / "err.txt", tmp_path / "rc.txt"
+    script = (
+        f'"{sys.executable}" -m attnscope weights --input "{prompts}" --json --model "{model_dir}" 2> "{err}" '
+        f'| head -1; echo "${{PIPESTATUS[0]}}" > "{rc}"'
+    )
+    res = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert json.loads(res.stdout)["input_line"] == 1
+    assert rc.read_text().strip() == "0"
+    stderr = err.read_text()
+    assert "BrokenPipe" not in stderr and "Traceback" not in stderr and "Exception ignored" not in stderr
+    assert all(line.startswith("attnscope: ") for line in stderr.splitlines())

@@ -91,7 +91,7 @@ def pick_dtype(dtype: str, device: str, warn: Progress = _noop) -> Any:
     return getattr(torch, dtype)
 
 
-def file_sha256(path: Path) -> str:
+def file_sha256(path: Path, progress: Progress = _noop) -> str:
     """sha256 of a file, remembered per (path, size, mtime) so a 500 MB GGUF is hashed once."""
     st = path.stat()
     index_path = cache_root() / "hashes.json"
@@ -102,6 +102,7 @@ def file_sha256(path: Path) -> str:
         index = {}
     if isinstance(index, dict) and isinstance(index.get(key), str):
         return str(index[key])
+    progress(f"hashing {path.name}")
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
@@ -215,8 +216,7 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    progress(f"hashing {path.name}")
-    digest = file_sha256(path)
+    digest = file_sha256(path, progress)
     target = cache_root() / "gguf" / f"{digest[:24]}-{dtype_name}"
     if (target / "model.safetensors").is_file() and (target / "config.json").is_file():
         return target

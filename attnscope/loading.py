@@ -9,6 +9,8 @@ attention and does not print: progress goes through the ``progress`` callback.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -16,7 +18,7 @@ import os
 import shutil
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -191,6 +193,28 @@ def _check_config(config: Any, name: str) -> None:
         )
 
 
+@contextlib.contextmanager
+def _gguf_bar_only_on_a_terminal() -> Iterator[None]:
+    """transformers draws its own tqdm bar while dequantizing a GGUF; keep it on a terminal,
+    drop it when stderr is a log or a pipe (where it is a long line of carriage returns)."""
+    import sys
+
+    try:
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # pragma: no cover - another transformers layout
+        yield
+        return
+    original = getattr(gguf_utils, "tqdm", None)
+    if original is None or sys.stderr.isatty():
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
+
+
 def _check_gguf_architecture(path: Path) -> None:
     """Refuse an unsupported architecture from the GGUF header, before minutes of dequantizing."""
     from attnscope.core.info import read_gguf_header  # a header scan: no tensor data, well under a second
@@ -226,9 +250,10 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         progress(f"tokenizer converted in {time.perf_counter() - t0:.0f} s; dequantizing weights")
-        model = AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype_name)
-        )
+        with _gguf_bar_only_on_a_terminal():
+            model = AutoModelForCausalLM.from_pretrained(
+                str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype_name)
+            )
     except AttnscopeError:
         raise
     except Exception as exc:  # gguf raises many kinds on a corrupt file

@@ -195,12 +195,15 @@ def test_corrupt_gguf_is_one_clear_error(tiny_gguf: Path, cache: Path, tmp_path:
         assert res.stdout == ""
         errors = [line for line in res.stderr.splitlines() if "error" in line]
         assert len(errors) == 1 and str(bad) in errors[0]
+        assert all(line.startswith("attnscope: ") for line in res.stderr.splitlines())
         assert "Traceback" not in res.stderr
 
 
 def test_cli_on_gguf(tiny_gguf: Path, cache: Path, cli: Any, loaded: Any) -> None:
     res = cli("weights", SEED, "--model", str(tiny_gguf), "--layer", "1", "--head", "2", "--json")
     assert res.exit_code == 0, res.stderr
+    assert "converting" in res.stderr  # this run converted ...
+    assert all(line.startswith("attnscope: ") for line in res.stderr.splitlines())  # ... with no tqdm bar off a TTY
     doc = json.loads(res.stdout)
     assert doc["model"]["id"] == str(tiny_gguf)
     ref = cli("weights", SEED, "--model", loaded.path, "--layer", "1", "--head", "2", "--json")

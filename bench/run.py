@@ -267,7 +267,7 @@ def _reps(n_tokens: int) -> tuple[int, bool]:
     if n_tokens <= 256:
         return 5, True
     if n_tokens <= 1024:
-        return 3, True
+        return 3, False
     if n_tokens <= 2048:
         return 2, False
     return 1, False

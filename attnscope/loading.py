@@ -234,6 +234,10 @@ def _check_gguf_architecture(path: Path) -> None:
         )
 
 
+def _cache_complete(target: Path) -> bool:
+    return all((target / name).is_file() for name in ("config.json", "model.safetensors", "source.json"))
+
+
 def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
     """Convert a GGUF file once into an HF folder (config, safetensors, tokenizer)."""
     import torch
@@ -242,7 +246,7 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
 
     digest = file_sha256(path, progress)
     target = cache_root() / "gguf" / f"{digest[:24]}-{dtype_name}"
-    if (target / "model.safetensors").is_file() and (target / "config.json").is_file():
+    if _cache_complete(target):
         return target
     _check_gguf_architecture(path)
     progress(f"converting {path.name} once (dequantizing takes about a minute on 2 cores); cache: {target}")
@@ -272,8 +276,11 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
     save_model(model, str(tmp / "model.safetensors"))  # save_pretrained refuses GGUF-loaded models
     tokenizer.save_pretrained(str(tmp))
     (tmp / "source.json").write_text(json.dumps({"gguf": str(path.resolve()), "sha256": digest}))
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
+    if _cache_complete(target):  # another process finished the same conversion first: keep theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        shutil.rmtree(target, ignore_errors=True)  # a damaged, incomplete cache
+        tmp.rename(target)
     progress(f"converted in {time.perf_counter() - t0:.0f} s")
     return target
 
@@ -336,6 +343,7 @@ def load(
     dtype: str = "auto",
     device_map: str | None = None,
     progress: Progress = _noop,
+    warn: Progress = _noop,
 ) -> Loaded:
     """Load tokenizer and model, switched to attnscope's capturing attention."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
@@ -349,7 +357,7 @@ def load(
 
     # Under --device-map the weights land on GPUs when there are any (bf16), else on the CPU (fp32).
     sharded_on = "cuda" if torch.cuda.is_available() else "cpu"
-    torch_dtype = pick_dtype(dtype, dev if device_map is None else sharded_on, progress)
+    torch_dtype = pick_dtype(dtype, dev if device_map is None else sharded_on, warn)
     dtype_name = str(torch_dtype).removeprefix("torch.")
     t0 = time.perf_counter()
     path = spec

@@ -43,4 +43,23 @@ for _name in _COMMAND_MODULES:
 
 
 def main() -> None:
-    app(prog_name="attnscope")
+    """Entry point: usage errors from option parsing become one line, like every other error."""
+    import sys
+
+    try:  # typer vendors its own click
+        from typer._click import exceptions as click_exc
+    except ImportError:  # pragma: no cover - older typer uses click itself
+        from click import exceptions as click_exc  # type: ignore[no-redef]
+
+    try:
+        code = app(prog_name="attnscope", standalone_mode=False)
+    except click_exc.NoArgsIsHelpError as exc:
+        sys.stdout.write(exc.ctx.get_help() + "\n")
+        raise SystemExit(0) from None
+    except click_exc.UsageError as exc:
+        sys.stderr.write(f"attnscope: error: {' '.join(exc.format_message().split())} (see --help)\n")
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        sys.stderr.write("attnscope: interrupted\n")
+        raise SystemExit(130) from None
+    raise SystemExit(code if isinstance(code, int) else 0)

@@ -43,7 +43,19 @@ WidthOpt = Annotated[int | None, typer.Option("--width", help="Terminal width fo
 PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")]
 
 
+_progress_shown = False
+
+
+def _clear_progress() -> None:
+    global _progress_shown
+    if _progress_shown:
+        sys.stderr.write("\r\x1b[2K")
+        sys.stderr.flush()
+        _progress_shown = False
+
+
 def stderr_line(message: str) -> None:
+    _clear_progress()
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()
 
@@ -79,6 +91,8 @@ def handle_errors(fn: F) -> F:
                 "(set ATTNSCOPE_DEBUG=1 for the traceback)"
             )
             raise typer.Exit(70) from None
+        finally:
+            _clear_progress()
 
     return wrapper  # type: ignore[return-value]
 
@@ -109,13 +123,28 @@ def read_prompt(prompt: str) -> str:
 
 
 def progress(message: str) -> None:
-    stderr_line(f"attnscope: {message}")
+    """Loading progress: one transient line on a terminal, erased before any output;
+    nothing at all when stderr is not a terminal, so an error stays the only line there."""
+    global _progress_shown
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return
+    sys.stderr.write(f"\r\x1b[2Kattnscope: {' '.join(message.split())}")
+    sys.stderr.flush()
+    _progress_shown = True
 
 
 def load(model: str | None, revision: str | None, device: str, dtype: str, device_map: str | None = None) -> Any:
     from attnscope.loading import load as _load
 
-    return _load(model, revision=revision, device=device, dtype=dtype, device_map=device_map, progress=progress)
+    return _load(
+        model,
+        revision=revision,
+        device=device,
+        dtype=dtype,
+        device_map=device_map,
+        progress=progress,
+        warn=lambda message: stderr_line(f"attnscope: {message}"),
+    )
 
 
 def write_json(doc: dict[str, Any]) -> None:
@@ -129,6 +158,7 @@ def emit(
     result: Any, *, as_json: bool, svg: str | None = None, html: str | None = None, width: int | None = None
 ) -> None:
     """Print a result as JSON or as its view (and write SVG/HTML); warnings go to stderr."""
+    _clear_progress()
     for warning in getattr(result, "warnings", []) or []:
         stderr_line(f"attnscope: {warning}")
     if as_json:

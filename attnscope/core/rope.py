@@ -271,6 +271,7 @@ def rope(
     head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
     if pos < 0:
         raise AttnscopeError(f"--pos {pos}: a position is 0 or more")
+    chosen = deltas is not None
     deltas = list(DEFAULT_DELTAS if deltas is None else deltas)
     if not deltas or any(d <= 0 for d in deltas):
         raise AttnscopeError("--deltas: give positive shifts, e.g. 1,10,100,1000")
@@ -290,8 +291,13 @@ def rope(
     max_pos = getattr(config, "max_position_embeddings", None)
     check_length(len(enc.ids), max_pos)
     m = len(enc.ids) - 1
+    if max_pos and not chosen:  # the default shifts, cut to what the model's positions allow
+        deltas = [d for d in deltas if m + d < max_pos] or [1]
     if max_pos and m + max(deltas) >= max_pos:
-        notes.append(f"m + delta passes max_position_embeddings ({max_pos}); RoPE is still defined there")
+        raise AttnscopeError(
+            f"--deltas: the query at position {m} shifted by {max(deltas)} passes max_position_embeddings "
+            f"({max_pos}), where the model never runs; use shifts below {max_pos - m}"
+        )
     proj = project(model, enc.ids, li, [m])
     rel = relative_check(model, proj, li, hi, m, deltas)
     vc = v_check(proj)

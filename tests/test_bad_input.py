@@ -188,6 +188,11 @@ def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def test_info_refuses_an_uncapturable_model(cli: Any, bert_dir: Path) -> None:
+    res = cli("info", "--model", str(bert_dir))
+    one_error(res, ExitCode.MODEL, "attnscope does not capture 'bert' attention")
+
+
 def test_not_a_causal_lm(cli: Any, bert_dir: Path) -> None:
     res = cli("weights", SEED, "--model", str(bert_dir))
     one_error(res, ExitCode.MODEL, "a 'bert' model (BertModel) is not a causal language model")

@@ -289,7 +289,15 @@ def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
 
 
 def info_from_config(spec: str, kind: str, revision: str | None = None) -> InfoResult:
+    from attnscope.loading import SUPPORTED_MODEL_TYPES
+
     doc = _config_doc(spec, kind, revision)
+    model_type = str(doc.get("model_type", ""))
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        raise AttnscopeError(
+            f"{spec}: attnscope does not capture {model_type!r} attention; supported: {', '.join(SUPPORTED_MODEL_TYPES)}",
+            ExitCode.MODEL,
+        )
     text = doc.get("text_config", doc)
     missing = [k for k in REQUIRED if not isinstance(text.get(k), int)]
     if missing:

@@ -1,6 +1,6 @@
 """Every bad input: one ``attnscope: error:`` line on stderr, a non-zero exit, nothing on stdout.
 
-Each case here backs one row of the bad-input table in ``docs/reliability.md``; each
+Each case here backs one row of the bad-input table in the README (Reliability section); each
 must fail if its handling is removed (the message, the exit code and the empty stdout
 are all checked). Most cases go through ``CliRunner``; a few run ``python -m
 attnscope`` in a subprocess for real stdout/stderr separation and a real environment

@@ -43,7 +43,12 @@ def rope_cmd(
         str | None,
         typer.Option("--prompt", help="Prompt whose real q/k are used (- for stdin). Default: the note's sentence."),
     ] = None,
-    deltas: Annotated[str, typer.Option("--deltas", help="Shifts Δ for score(m+Δ, n+Δ).")] = "1,10,100,1000",
+    deltas: Annotated[
+        str | None,
+        typer.Option(
+            "--deltas", help="Shifts Δ for score(m+Δ, n+Δ). Default 1,10,100,1000, cut to the model's positions."
+        ),
+    ] = None,
     lang: LangOpt = "en",
     model: ModelOpt = None,
     revision: RevisionOpt = None,
@@ -58,7 +63,7 @@ def rope_cmd(
     from attnscope.core.rope import check_lang, rope
 
     text = read_prompt(prompt) if prompt is not None else None
-    shifts = _deltas(deltas)
+    shifts = None if deltas is None else _deltas(deltas)
     check_lang(lang)
     loaded = load(model, revision, device, dtype)
     result = rope(loaded, pos=pos, layer=layer, head=head, prompt=text, deltas=shifts, lang=lang)

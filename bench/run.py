@@ -355,8 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     for n_tokens, kind in plan:
         reps, warmup_full = _reps(n_tokens)
         if kind == "eager":
-            need_mb = n_layers * n_heads * n_tokens**2 * dtype_bytes / 2**20
-            free_mb = _gpu_free_mb() if args.device == "cuda" else _mem_available_mb() - weights_mb
+            # every layer's weights are returned, plus one layer's scores/softmax in flight; keep 10% spare
+            need_mb = (n_layers * dtype_bytes + 3 * 4) * n_heads * n_tokens**2 / 2**20
+            free_mb = 0.9 * (_gpu_free_mb() if args.device == "cuda" else _mem_available_mb() - weights_mb)
             if need_mb > free_mb:
                 log(
                     f"T={n_tokens} eager: skipped, needs {need_mb / 1024:.1f} GB for L*H*T^2, {free_mb / 1024:.1f} GB free"

@@ -161,20 +161,14 @@ def emit(
     _clear_progress()
     for warning in getattr(result, "warnings", []) or []:
         stderr_line(f"attnscope: {warning}")
-    if as_json:
+    view = None
+    if svg or html or not as_json:
+        from attnscope import render
+
+        view = render.render(result)
         if svg or html:
-            _export(result, svg, html, width)
+            render.export(view, svg=svg, html=html, width=width, title=f"attnscope {result.SCHEMA}")
+    if as_json:
         write_json(result.to_json())
-        return
-    from attnscope import render
-
-    view = render.render(result)
-    if svg or html:
-        render.export(view, svg=svg, html=html, width=width, title=f"attnscope {result.SCHEMA}")
-    render.console(width=width).print(view)
-
-
-def _export(result: Any, svg: str | None, html: str | None, width: int | None) -> None:
-    from attnscope import render
-
-    render.export(render.render(result), svg=svg, html=html, width=width, title=f"attnscope {result.SCHEMA}")
+    else:
+        render.console(width=width).print(view)

@@ -90,10 +90,6 @@ def export(renderable: RenderableType, *, svg: str | None, html: str | None, wid
         raise AttnscopeError(f"cannot write {svg or html}: {exc.strerror}", ExitCode.USAGE) from exc
 
 
-def print_stderr(message: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(message, markup=False)
-
-
 class ProgressBar:
     """A progress bar on stderr (batch mode); draws nothing unless ``enabled``.
 

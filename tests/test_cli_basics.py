@@ -6,6 +6,7 @@ fresh interpreter); the rest go through ``CliRunner``, whose stdout is not a TTY
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 from rich.cells import cell_len
+
+from attnscope.cli.common import Model, Output, Source, option_groups
 
 from conftest import SEED
 
@@ -112,6 +115,22 @@ EVERY_VIEW = [
 ]
 
 
+CHAT_COMMANDS = [a for a in EVERY_VIEW if a[0] in ("weights", "tokens", "mask", "heads", "matrix", "trace", "explain")]
+
+
+@pytest.mark.parametrize("args", CHAT_COMMANDS, ids=[a[0] for a in CHAT_COMMANDS])
+def test_chat_and_system_reach_every_command(cli: Any, model_dir: Path, args: list[str]) -> None:
+    # The shared options arrive through one option group; each command must pass both on.
+    system = "규칙: 짧게 답한다."
+    res = cli(*args, "--model", str(model_dir), "--chat", "--system", system, "--json")
+    assert res.exit_code == 0, res.stderr
+    text = json.dumps(json.loads(res.stdout), ensure_ascii=False)
+    assert system in text and "<|im_start|>system" in text
+    plain = cli(*args, "--model", str(model_dir), "--json")
+    assert plain.exit_code == 0, plain.stderr
+    assert "<|im_start|>" not in json.dumps(json.loads(plain.stdout), ensure_ascii=False)
+
+
 @pytest.mark.parametrize("args", EVERY_VIEW, ids=[a[0] for a in EVERY_VIEW])
 def test_width_bounds_every_line_and_no_colour_off_a_tty(
     cli: Any, model_dir: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
@@ -201,3 +220,21 @@ def test_broken_pipe_in_batch_mode_exits_quietly(model_dir: Path, tmp_path: Path
     stderr = err.read_text()
     assert "BrokenPipe" not in stderr and "Traceback" not in stderr and "Exception ignored" not in stderr
     assert all(line.startswith("attnscope: ") for line in stderr.splitlines())
+
+
+def test_option_groups_expand_into_the_signature_and_refuse_a_clash() -> None:
+    def cmd(prompt: str, *, model: Model, out: Output) -> tuple[Model, Output]:
+        return model, out
+
+    wrapped = option_groups(cmd)
+    names = list(inspect.signature(wrapped).parameters)
+    assert names == ["prompt", "model", "revision", "device", "dtype", "as_json", "svg", "html", "width"]
+    model, out = wrapped(
+        prompt="x", model="m", revision=None, device="cpu", dtype="auto", as_json=True, svg=None, html=None, width=80
+    )
+    assert model == Model(model="m", device="cpu") and out == Output(as_json=True, width=80)
+
+    def twice(source: Source, model: Model) -> None: ...
+
+    with pytest.raises(TypeError, match="model, revision"):
+        option_groups(twice)

@@ -6,12 +6,15 @@ the ``--help`` path. Each command imports the core inside its function body.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import json
 import os
 import sys
+import typing
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 import typer
 
@@ -41,6 +44,114 @@ SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also write the view t
 HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write the view to this HTML file.")]
 WidthOpt = Annotated[int | None, typer.Option("--width", help="Terminal width for the view.", min=40)]
 PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")]
+
+
+class OptionGroup:
+    """Options that several commands share, as one frozen dataclass.
+
+    A command asks for a group by giving one parameter the group's class as its annotation;
+    ``@option_groups`` puts the group's own options into the signature Typer reads, and
+    calls the command with one instance of the group. Each option is declared once, here.
+    """
+
+    _is_option_group: ClassVar[bool] = True
+
+    def kwargs(self) -> dict[str, Any]:
+        """The options by name, for a core function whose keyword arguments carry the same names."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+
+@dataclasses.dataclass(frozen=True)
+class Source(OptionGroup):
+    """Which model: for commands that read its tokenizer or config but run no forward."""
+
+    model: ModelOpt = None
+    revision: RevisionOpt = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Model(Source):
+    """Which model, and where and in what precision its forward runs."""
+
+    device: DeviceOpt = "auto"
+    dtype: DtypeOpt = "auto"
+
+    def load(self, device_map: str | None = None) -> Any:
+        return load(self.model, self.revision, self.device, self.dtype, device_map)
+
+
+@dataclasses.dataclass(frozen=True)
+class Query(OptionGroup):
+    """Which position is the query: the last token of some text, a position, or the last token."""
+
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")
+    ] = None
+    occurrence: Annotated[int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")] = (
+        None
+    )
+    pos: Annotated[
+        int | None, typer.Option("--pos", help="Query position; negative counts from the end. Default: the last token.")
+    ] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Chat(OptionGroup):
+    """Wrap the prompt in the tokenizer's chat template."""
+
+    chat: ChatOpt = False
+    system: SystemOpt = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Output(OptionGroup):
+    """Where the result goes: the view (and its SVG/HTML copies) or one JSON document."""
+
+    as_json: JsonOpt = False
+    svg: SvgOpt = None
+    html: HtmlOpt = None
+    width: WidthOpt = None
+
+    def emit(self, result: Any) -> None:
+        emit(result, as_json=self.as_json, svg=self.svg, html=self.html, width=self.width)
+
+
+def option_groups(fn: F) -> F:
+    """Expand the command's OptionGroup parameters into their options (see OptionGroup)."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params: list[inspect.Parameter] = []
+    groups: dict[str, tuple[type, list[str]]] = {}
+    for param in inspect.signature(fn).parameters.values():
+        annotation = hints.get(param.name, param.annotation)
+        if not (isinstance(annotation, type) and issubclass(annotation, OptionGroup)):
+            params.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=annotation))
+            continue
+        field_hints = typing.get_type_hints(annotation, include_extras=True)
+        fields = [f for f in dataclasses.fields(annotation) if f.init]  # type: ignore[arg-type]
+        for field in fields:
+            params.append(
+                inspect.Parameter(
+                    field.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=field.default,
+                    annotation=field_hints[field.name],
+                )
+            )
+        groups[param.name] = (annotation, [f.name for f in fields])
+    names = [p.name for p in params]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise TypeError(f"{fn.__qualname__}: option names given twice: {', '.join(clash)}")
+
+    @functools.wraps(fn)
+    def wrapper(**kwargs: Any) -> Any:
+        for name, (group, fields) in groups.items():
+            kwargs[name] = group(**{field: kwargs.pop(field) for field in fields})
+        return fn(**kwargs)
+
+    wrapper.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper  # type: ignore[return-value]
 
 
 _progress_shown = False

@@ -8,20 +8,13 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
-    ChatOpt,
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
+    Chat,
+    Model,
+    Output,
     PromptArg,
-    RevisionOpt,
-    SvgOpt,
-    SystemOpt,
-    WidthOpt,
-    emit,
+    Query,
     handle_errors,
-    load,
+    option_groups,
     read_prompt,
 )
 from attnscope.cli.trace import LangOpt, fail_if_not_ok
@@ -29,31 +22,18 @@ from attnscope.cli.trace import LangOpt, fail_if_not_ok
 
 @app.command("explain")
 @handle_errors
+@option_groups
 def explain_cmd(
     prompt: PromptArg,
     layer: Annotated[str, typer.Option("--layer", "-l", help="One layer (negative counts from the end).")],
     head: Annotated[str, typer.Option("--head", help="One query head (negative counts from the end).")],
-    query: Annotated[
-        str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")
-    ] = None,
-    occurrence: Annotated[
-        int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")
-    ] = None,
-    pos: Annotated[
-        int | None, typer.Option("--pos", help="Query position; negative counts from the end. Default: the last token.")
-    ] = None,
+    *,
+    query: Query,
     dims: Annotated[int, typer.Option("--dims", help="How many dims of q, k_j and out to show.", min=1)] = 4,
     lang: LangOpt = "en",
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
-    chat: ChatOpt = False,
-    system: SystemOpt = None,
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    model: Model,
+    chat: Chat,
+    out: Output,
 ) -> None:
     """q·k_j, ÷√d, mask, softmax and Σ w_j v_j for one query and head, compared with what the model computed."""
     from attnscope.core.explain import explain
@@ -61,19 +41,16 @@ def explain_cmd(
 
     text = read_prompt(prompt)
     check_lang(lang)
-    loaded = load(model, revision, device, dtype)
+    loaded = model.load()
     result = explain(
         loaded,
         text,
         layer=layer,
         head=head,
-        query=query,
-        pos=pos,
-        occurrence=occurrence,
-        chat=chat,
-        system=system,
+        **query.kwargs(),
+        **chat.kwargs(),
         dims=dims,
         lang=lang,
     )
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    out.emit(result)
     fail_if_not_ok(result, "the hand computation does not match the model's weights or output")

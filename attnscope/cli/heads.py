@@ -8,26 +8,19 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
-    ChatOpt,
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
+    Chat,
+    Model,
+    Output,
     PromptArg,
-    RevisionOpt,
-    SvgOpt,
-    SystemOpt,
-    WidthOpt,
-    emit,
     handle_errors,
-    load,
+    option_groups,
     read_prompt,
 )
 
 
 @app.command("heads")
 @handle_errors
+@option_groups
 def heads_cmd(
     prompt: PromptArg,
     query: Annotated[str, typer.Option("--query", "-q", help="Text in the prompt whose row is scored.")],
@@ -43,16 +36,10 @@ def heads_cmd(
     key_occurrence: Annotated[
         int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
     ] = None,
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
-    chat: ChatOpt = False,
-    system: SystemOpt = None,
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    *,
+    model: Model,
+    chat: Chat,
+    out: Output,
 ) -> None:
     """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
     from attnscope.core.heads import QUERY_AGGS, heads
@@ -63,7 +50,7 @@ def heads_cmd(
         raise AttnscopeError(f"--query-agg {query_agg!r}: use last or mean")
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
-    loaded = load(model, revision, device, dtype)
+    loaded = model.load()
     result = heads(
         loaded,
         text,
@@ -74,7 +61,6 @@ def heads_cmd(
         no_sink=no_sink,
         occurrence=occurrence,
         key_occurrence=key_occurrence,
-        chat=chat,
-        system=system,
+        **chat.kwargs(),
     )
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    out.emit(result)

@@ -13,28 +13,13 @@ from typing import Annotated
 import typer
 
 from attnscope.cli import app
-from attnscope.cli.common import (
-    ChatOpt,
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
-    RevisionOpt,
-    SvgOpt,
-    SystemOpt,
-    WidthOpt,
-    emit,
-    handle_errors,
-    load,
-    read_prompt,
-    stderr_line,
-)
+from attnscope.cli.common import Chat, Model, Output, handle_errors, option_groups, read_prompt, stderr_line
 from attnscope.errors import AttnscopeError, ExitCode
 
 
 @app.command("mask")
 @handle_errors
+@option_groups
 def mask_cmd(
     prompts: Annotated[
         list[str] | None,
@@ -51,20 +36,14 @@ def mask_cmd(
     max_size: Annotated[
         int, typer.Option("--max-size", help="Draw at most this many positions; longer grids are condensed.")
     ] = 24,
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
-    chat: ChatOpt = False,
-    system: SystemOpt = None,
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    *,
+    model: Model,
+    chat: Chat,
+    out: Output,
 ) -> None:
     """Causal and padding masks: the note's grids, or a padded batch checked against the model's own mask."""
     if not prompts:
-        _illustration_only(model, revision, padding_side, chat, system)
+        _illustration_only(model, padding_side, chat)
         from attnscope.core.maskgrid import illustration
 
         result = illustration(
@@ -73,7 +52,7 @@ def mask_cmd(
             side="left" if side is None else side,
             max_size=max_size,
         )
-        emit(result, as_json=as_json, svg=svg, html=html, width=width)
+        out.emit(result)
         return
     given = [name for name, value in (("--size", size), ("--pad", pad), ("--side", side)) if value is not None]
     if given:
@@ -91,25 +70,22 @@ def mask_cmd(
     texts = [read_prompt(p) for p in prompts]
     from attnscope.core.mask import mask
 
-    loaded = load(model, revision, device, dtype)
-    result = mask(loaded, texts, padding_side=padding_side, chat=chat, system=system, max_size=max_size)
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    result = mask(model.load(), texts, padding_side=padding_side, **chat.kwargs(), max_size=max_size)
+    out.emit(result)
     if not (result.agrees_with_model and result.agrees_with_eager):
         stderr_line("attnscope: the grid disagrees with the mask the model applied (see the checks above)")
         raise typer.Exit(int(ExitCode.NUMERIC))
 
 
-def _illustration_only(
-    model: str | None, revision: str | None, padding_side: str | None, chat: bool, system: str | None
-) -> None:
+def _illustration_only(model: Model, padding_side: str | None, chat: Chat) -> None:
     given = [
         name
         for name, on in (
-            ("--model", model is not None),
-            ("--revision", revision is not None),
+            ("--model", model.model is not None),
+            ("--revision", model.revision is not None),
             ("--padding-side", padding_side is not None),
-            ("--chat", chat),
-            ("--system", system is not None),
+            ("--chat", chat.chat),
+            ("--system", chat.system is not None),
         )
         if on
     ]

@@ -8,26 +8,19 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
-    ChatOpt,
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
+    Chat,
+    Model,
+    Output,
     PromptArg,
-    RevisionOpt,
-    SvgOpt,
-    SystemOpt,
-    WidthOpt,
-    emit,
     handle_errors,
-    load,
+    option_groups,
     read_prompt,
 )
 
 
 @app.command("matrix")
 @handle_errors
+@option_groups
 def matrix_cmd(
     prompt: PromptArg,
     layer: Annotated[str, typer.Option("--layer", "-l", help="One layer (negative counts from the end).")],
@@ -38,16 +31,10 @@ def matrix_cmd(
     window: Annotated[
         str | None, typer.Option("--window", help="A:B: only query and key positions A..B-1 (long prompts).")
     ] = None,
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
-    chat: ChatOpt = False,
-    system: SystemOpt = None,
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    *,
+    model: Model,
+    chat: Chat,
+    out: Output,
 ) -> None:
     """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
     from attnscope.core.matrix import BYS, matrix
@@ -56,6 +43,6 @@ def matrix_cmd(
     text = read_prompt(prompt)
     if by not in BYS:
         raise AttnscopeError(f"--by {by!r}: use token or word")
-    loaded = load(model, revision, device, dtype)
-    result = matrix(loaded, text, layer=layer, head=head, by=by, window=window, chat=chat, system=system)
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    loaded = model.load()
+    result = matrix(loaded, text, layer=layer, head=head, by=by, window=window, **chat.kwargs())
+    out.emit(result)

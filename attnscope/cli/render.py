@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from attnscope.cli import app
-from attnscope.cli.common import HtmlOpt, JsonOpt, SvgOpt, WidthOpt, emit, handle_errors
+from attnscope.cli.common import Output, handle_errors, option_groups
 
 
 def read_result(path: str) -> Any:
@@ -50,19 +50,17 @@ def read_result(path: str) -> Any:
 
 @app.command("render")
 @handle_errors
+@option_groups
 def render_cmd(
     file: Annotated[str, typer.Argument(help="A JSON file written by any attnscope command's --json (- for stdin).")],
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    out: Output,
 ) -> None:
     """Draw a saved --json result again (weights, heads, mask, matrix, tokens, info, ...): no model needed."""
     from attnscope.errors import AttnscopeError, ExitCode
 
     result = read_result(file)
     try:
-        emit(result, as_json=as_json, svg=svg, html=html, width=width)
+        out.emit(result)
     except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as exc:
         raise AttnscopeError(
             f"{file}: the result's fields do not fit together ({type(exc).__name__}: {exc}); was it edited?",

@@ -8,17 +8,10 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
-    RevisionOpt,
-    SvgOpt,
-    WidthOpt,
-    emit,
+    Model,
+    Output,
     handle_errors,
-    load,
+    option_groups,
     read_prompt,
 )
 from attnscope.cli.trace import LangOpt, fail_if_not_ok
@@ -26,6 +19,7 @@ from attnscope.cli.trace import LangOpt, fail_if_not_ok
 
 @app.command("reuse")
 @handle_errors
+@option_groups
 def reuse_cmd(
     prefix: Annotated[str, typer.Argument(help="The earlier text, or - to read it from stdin.")],
     suffix: Annotated[str, typer.Argument(help="The text appended to it (tokenized on its own).")],
@@ -33,14 +27,9 @@ def reuse_cmd(
         int, typer.Option("--repeat", help="Repeat prefix+suffix N times for the cost part (longer T).", min=1)
     ] = 1,
     lang: LangOpt = "en",
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    *,
+    model: Model,
+    out: Output,
 ) -> None:
     """Prefix K/V alone vs inside prefix+suffix, the cache check, and T(T+1)/2 comparisons for T and 2T."""
     from attnscope.core.reuse import reuse
@@ -48,7 +37,7 @@ def reuse_cmd(
 
     text = read_prompt(prefix)
     check_lang(lang)
-    loaded = load(model, revision, device, dtype)
+    loaded = model.load()
     result = reuse(loaded, text, suffix, repeat=repeat, lang=lang)
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    out.emit(result)
     fail_if_not_ok(result, "prefix K/V changed, or the cached run's logits differ from one full pass")

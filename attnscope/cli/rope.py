@@ -8,17 +8,10 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
-    RevisionOpt,
-    SvgOpt,
-    WidthOpt,
-    emit,
+    Model,
+    Output,
     handle_errors,
-    load,
+    option_groups,
     read_prompt,
 )
 from attnscope.cli.trace import LangOpt, fail_if_not_ok
@@ -35,6 +28,7 @@ def _deltas(spec: str) -> list[int]:
 
 @app.command("rope")
 @handle_errors
+@option_groups
 def rope_cmd(
     pos: Annotated[int, typer.Option("--pos", help="Position whose rotation angles are shown.")] = 10,
     layer: Annotated[str, typer.Option("--layer", "-l", help="Layer for the relative check.")] = "0",
@@ -50,14 +44,9 @@ def rope_cmd(
         ),
     ] = None,
     lang: LangOpt = "en",
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    *,
+    model: Model,
+    out: Output,
 ) -> None:
     """rope_theta, each pair's speed and wavelength, and score(m, n) = score(m+Δ, n+Δ) on the model's q and k."""
     from attnscope.core.rope import check_lang, rope
@@ -65,7 +54,7 @@ def rope_cmd(
     text = read_prompt(prompt) if prompt is not None else None
     shifts = None if deltas is None else _deltas(deltas)
     check_lang(lang)
-    loaded = load(model, revision, device, dtype)
+    loaded = model.load()
     result = rope(loaded, pos=pos, layer=layer, head=head, prompt=text, deltas=shifts, lang=lang)
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    out.emit(result)
     fail_if_not_ok(result, "scores changed with the shift, or k/v are not what RoPE predicts")

@@ -8,20 +8,12 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
-    ChatOpt,
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
+    Chat,
+    Model,
+    Output,
     PromptArg,
-    RevisionOpt,
-    SvgOpt,
-    SystemOpt,
-    WidthOpt,
-    emit,
     handle_errors,
-    load,
+    option_groups,
     read_prompt,
     stderr_line,
 )
@@ -40,6 +32,7 @@ def fail_if_not_ok(result: Any, what: str) -> None:
 
 @app.command("trace")
 @handle_errors
+@option_groups
 def trace_cmd(
     prompt: PromptArg,
     pos: Annotated[int, typer.Option("--pos", help="Position to trace; negative counts from the end.")] = -1,
@@ -52,16 +45,10 @@ def trace_cmd(
         ),
     ] = None,
     lang: LangOpt = "en",
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
-    chat: ChatOpt = False,
-    system: SystemOpt = None,
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    *,
+    model: Model,
+    chat: Chat,
+    out: Output,
 ) -> None:
     """The note's layer stack for one position: embedding, then after each layer, with a logit lens."""
     from attnscope.core.rope import check_lang
@@ -69,9 +56,16 @@ def trace_cmd(
 
     text = read_prompt(prompt)
     check_lang(lang)
-    loaded = load(model, revision, device, dtype)
+    loaded = model.load()
     result = trace(
-        loaded, text, pos=pos, dims=dims, top=top, compare_pos=compare_pos, chat=chat, system=system, lang=lang
+        loaded,
+        text,
+        pos=pos,
+        dims=dims,
+        top=top,
+        compare_pos=compare_pos,
+        **chat.kwargs(),
+        lang=lang,
     )
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    out.emit(result)
     fail_if_not_ok(result.check, "the last row's logit lens does not match the model's next-token logits")

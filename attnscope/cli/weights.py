@@ -18,19 +18,12 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
-    ChatOpt,
-    DeviceOpt,
-    DtypeOpt,
-    HtmlOpt,
-    JsonOpt,
-    ModelOpt,
-    RevisionOpt,
-    SvgOpt,
-    SystemOpt,
-    WidthOpt,
-    emit,
+    Chat,
+    Model,
+    Output,
+    Query,
     handle_errors,
-    load,
+    option_groups,
     read_prompt,
     stderr_line,
     write_json,
@@ -39,19 +32,13 @@ from attnscope.cli.common import (
 
 @app.command("weights")
 @handle_errors
+@option_groups
 def weights_cmd(
     prompt: Annotated[
         str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Omit it with --input.")
     ] = None,
-    query: Annotated[
-        str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")
-    ] = None,
-    occurrence: Annotated[
-        int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")
-    ] = None,
-    pos: Annotated[
-        int | None, typer.Option("--pos", help="Query position; negative counts from the end. Default: the last token.")
-    ] = None,
+    *,
+    query: Query,
     layer: Annotated[str, typer.Option("--layer", "-l", help="Layers: 5, -1, 0,3,20-23 or all.")] = "all",
     head: Annotated[str, typer.Option("--head", help="Heads: 5, -1, 0,3,8-13 or all.")] = "all",
     by: Annotated[str, typer.Option("--by", help="token|word: word sums each key word's tokens.")] = "token",
@@ -79,9 +66,7 @@ def weights_cmd(
     keep_going: Annotated[
         bool, typer.Option("--keep-going", help="With --input: report a bad line and go on (exit non-zero at the end).")
     ] = False,
-    model: ModelOpt = None,
-    revision: RevisionOpt = None,
-    device: DeviceOpt = "auto",
+    model: Model,
     device_map: Annotated[
         str | None,
         typer.Option(
@@ -89,13 +74,8 @@ def weights_cmd(
             help="Shard the model with accelerate: auto|balanced|sequential|cpu (for models larger than one GPU).",
         ),
     ] = None,
-    dtype: DtypeOpt = "auto",
-    chat: ChatOpt = False,
-    system: SystemOpt = None,
-    as_json: JsonOpt = False,
-    svg: SvgOpt = None,
-    html: HtmlOpt = None,
-    width: WidthOpt = None,
+    chat: Chat,
+    out: Output,
 ) -> None:
     """Per layer and head, how much the query token mixes in from itself and each earlier token."""
     from attnscope.core.weights import AGGS, BYS, weights
@@ -105,29 +85,26 @@ def weights_cmd(
         raise _bad(f"--by {by!r}: use token or word")
     if agg not in AGGS:
         raise _bad(f"--agg {agg!r}: use mean or max")
-    if device_map is not None and device != "auto":
+    if device_map is not None and model.device != "auto":
         raise _bad("give --device or --device-map, not both")
     view = WeightsView(by=by, agg=agg, no_sink=no_sink, per_head=per_head)
     if input_file is not None:
         if prompt is not None:
             raise _bad("give a PROMPT or --input FILE, not both")
-        if svg or html:
+        if out.svg or out.html:
             raise _bad("--svg/--html write one view; they cannot be used with --input")
         _batch(
             input_file,
             input_format,
             batch_size,
             keep_going,
-            as_json,
-            width,
-            lambda: load(model, revision, device, dtype, device_map),
-            query=query,
-            pos=pos,
-            occurrence=occurrence,
+            out.as_json,
+            out.width,
+            lambda: model.load(device_map),
+            **query.kwargs(),
             layer=layer,
             head=head,
-            chat=chat,
-            system=system,
+            **chat.kwargs(),
             view=view,
         )
         return
@@ -136,20 +113,16 @@ def weights_cmd(
     if batch_size != 1 or keep_going or input_format != "auto":
         raise _bad("--batch-size, --keep-going and --input-format need --input FILE")
     text = read_prompt(prompt)
-    loaded = load(model, revision, device, dtype, device_map)
     result = weights(
-        loaded,
+        model.load(device_map),
         text,
-        query=query,
-        pos=pos,
-        occurrence=occurrence,
+        **query.kwargs(),
         layer=layer,
         head=head,
-        chat=chat,
-        system=system,
+        **chat.kwargs(),
         view=view,
     )
-    emit(result, as_json=as_json, svg=svg, html=html, width=width)
+    out.emit(result)
 
 
 def _open_input(path: str) -> tuple[IO[bytes], int | None]:

@@ -217,7 +217,7 @@ def _gguf_bar_only_on_a_terminal() -> Iterator[None]:
 
 def _check_gguf_architecture(path: Path) -> None:
     """Refuse an unsupported architecture from the GGUF header, before minutes of dequantizing."""
-    from attnscope.core.info import read_gguf_header  # a header scan: no tensor data, well under a second
+    from attnscope.ggufheader import read_gguf_header  # a header scan: no tensor data, well under a second
 
     try:
         arch = read_gguf_header(path).metadata.get("general.architecture")

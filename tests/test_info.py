@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from attnscope.core.info import count_parameters, gqa_groups, info, read_gguf_header
+from attnscope.core.info import count_parameters, gqa_groups, info
 from attnscope.errors import AttnscopeError
+from attnscope.ggufheader import read_gguf_header
 from attnscope.render import render, to_text
 
 

@@ -130,6 +130,40 @@ def _quiet_transformers() -> None:
     warnings.filterwarnings("ignore", module="transformers")
 
 
+_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+@functools.lru_cache(maxsize=1)
+def hub_local_only() -> bool:
+    """Whether hub ids must be read from the local cache only, without contacting the hub.
+
+    True when HF_HUB_OFFLINE is set, or when a TCP connect to the hub's endpoint fails within
+    a few seconds. Without this, an offline machine waits through huggingface_hub's retries
+    (25 s for ``info``, 50 s for ``tokens`` here) before the one-line error, and a model that
+    is in the cache loads only after them. Behind a proxy the probe cannot tell, so the hub is
+    tried as usual.
+    """
+    if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+        return True
+    if any(os.environ.get(name) for name in _PROXY_VARS):
+        return False
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    url = urlsplit(constants.ENDPOINT)
+    if not url.hostname:
+        return False
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=HUB_PROBE_TIMEOUT_S).close()
+    except OSError:
+        return True
+    return False
+
+
 def _hub_error(model_id: str, exc: BaseException) -> AttnscopeError:
     from huggingface_hub import errors as hub_errors
 
@@ -304,7 +338,9 @@ def load_tokenizer(model: str | None = None, revision: str | None = None, progre
                 return AutoTokenizer.from_pretrained(str(cached))
             progress(f"reading the tokenizer from {path.name}")
             return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        return _check_vocab(AutoTokenizer.from_pretrained(spec, revision=revision), spec)
+        return _check_vocab(
+            AutoTokenizer.from_pretrained(spec, revision=revision, local_files_only=hub_local_only()), spec
+        )
     except AttnscopeError:
         raise
     except OSError as exc:
@@ -364,15 +400,12 @@ def load(
     if kind == "gguf":
         path = str(_gguf_cache(Path(spec), dtype_name, progress))
     progress(f"loading {spec}")
+    hub: dict[str, Any] = {"revision": revision, "local_files_only": hub_local_only()} if kind == "hub" else {}
     try:
-        config = AutoConfig.from_pretrained(path, revision=revision if kind == "hub" else None)
+        config = AutoConfig.from_pretrained(path, **hub)
         _check_config(config, spec)
-        tokenizer = _check_vocab(
-            AutoTokenizer.from_pretrained(path, revision=revision if kind == "hub" else None), spec
-        )
-        kwargs: dict[str, Any] = {"dtype": torch_dtype, "attn_implementation": "sdpa"}
-        if kind == "hub":
-            kwargs["revision"] = revision
+        tokenizer = _check_vocab(AutoTokenizer.from_pretrained(path, **hub), spec)
+        kwargs: dict[str, Any] = {"dtype": torch_dtype, "attn_implementation": "sdpa", **hub}
         if device_map is not None:
             kwargs["device_map"] = device_map
         net = AutoModelForCausalLM.from_pretrained(path, **kwargs)

@@ -277,6 +277,83 @@ def test_hub_unreachable_offline_in_a_real_process() -> None:
     assert sum("error" in line for line in lines) == 1
 
 
+def _refused_endpoint() -> str:
+    """An http endpoint on this machine where nothing listens: connecting fails at once."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_hub_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    from attnscope import loading
+
+    for name in ("HF_HUB_OFFLINE", *loading._PROXY_VARS):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(constants, "ENDPOINT", _refused_endpoint())
+    loading.hub_local_only.cache_clear()
+    try:
+        assert loading.hub_local_only() is True  # nothing listens: cache only
+        loading.hub_local_only.cache_clear()
+        monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+        assert loading.hub_local_only() is False  # behind a proxy the probe cannot tell
+        loading.hub_local_only.cache_clear()
+        monkeypatch.delenv("HTTPS_PROXY")
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        assert loading.hub_local_only() is True
+    finally:
+        loading.hub_local_only.cache_clear()
+
+
+def test_unreachable_hub_reads_only_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers import AutoTokenizer
+
+    from attnscope import loading
+
+    seen: dict[str, Any] = {}
+
+    def fake(name: str, **kwargs: Any) -> Any:
+        seen.update(kwargs)
+        raise OSError("We couldn't connect to the hub")
+
+    monkeypatch.setattr(loading, "hub_local_only", lambda: True)
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", fake)
+    with pytest.raises(AttnscopeError, match="the Hugging Face hub cannot be reached and 'org/name'"):
+        loading.load_tokenizer("org/name")
+    assert seen["local_files_only"] is True
+
+
+def test_cached_hub_model_loads_when_the_hub_cannot_be_reached(model_dir: Path, tmp_path: Path) -> None:
+    # A hub id in huggingface_hub's cache layout; the endpoint refuses connections.
+    import shutil
+
+    repo = tmp_path / "hub" / "models--attnscope-test--tiny"
+    commit = "0" * 40
+    shutil.copytree(model_dir, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    env = {"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_ENDPOINT": _refused_endpoint()}
+    for name in ("HF_HUB_OFFLINE", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        env[name] = ""
+    res = run_cli("weights", SEED, "--model", "attnscope-test/tiny", "--layer", "0", "--json", **env)
+    assert res.returncode == 0, res.stderr.decode()
+    assert json.loads(res.stdout)["model"]["id"] == "attnscope-test/tiny"
+    res = run_cli("info", "--model", "attnscope-test/tiny", "--json", **env)
+    assert res.returncode == 0, res.stderr.decode()
+    assert json.loads(res.stdout)["num_hidden_layers"] == 3
+    res = run_cli("tokens", SEED, "--model", "attnscope-test/absent", **env)
+    assert res.returncode == ExitCode.MODEL and res.stdout == b""
+    assert res.stderr.decode().splitlines() == [
+        "attnscope: error: the Hugging Face hub cannot be reached and 'attnscope-test/absent' is not in the local "
+        "cache; pass a local folder (--model ./Qwen2.5-0.5B-Instruct) or a GGUF file "
+        "(--model qwen2.5-0.5b-instruct-q4_k_m.gguf)"
+    ]
+
+
 def test_invalid_utf8_stdin_in_a_real_process(model_dir: Path) -> None:
     res = run_cli("tokens", "-", "--model", str(model_dir), stdin=b"abc\xc3(")
     assert res.returncode == ExitCode.USAGE

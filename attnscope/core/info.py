@@ -150,9 +150,11 @@ def _has_chat_template(spec: str, kind: str, revision: str | None) -> bool | Non
         return bool(isinstance(doc, dict) and doc.get("chat_template"))
     from huggingface_hub import hf_hub_download
 
+    from attnscope.loading import hub_local_only
+
     for name in ("chat_template.jinja", "tokenizer_config.json"):
         try:
-            local = hf_hub_download(spec, name, revision=revision)
+            local = hf_hub_download(spec, name, revision=revision, local_files_only=hub_local_only())
         except Exception:  # missing file, offline, gated: all mean "cannot tell from here"
             continue
         if name.endswith(".jinja"):
@@ -171,7 +173,7 @@ REQUIRED = ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_si
 def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
     """config.json as a dict: read directly (no torch import), or through AutoConfig when
     it leaves out fields that the config class fills with defaults."""
-    from attnscope.loading import _hub_error
+    from attnscope.loading import _hub_error, hub_local_only
 
     try:
         if kind == "folder":
@@ -180,7 +182,7 @@ def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
             from huggingface_hub import hf_hub_download
 
             _quiet_hub()
-            path = Path(hf_hub_download(spec, "config.json", revision=revision))
+            path = Path(hf_hub_download(spec, "config.json", revision=revision, local_files_only=hub_local_only()))
         doc = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise AttnscopeError(f"{spec}: config.json is not valid JSON ({exc})", ExitCode.MODEL) from exc
@@ -199,7 +201,8 @@ def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
 
     _quiet_transformers()
     try:
-        full: dict[str, Any] = AutoConfig.from_pretrained(spec, revision=revision if kind == "hub" else None).to_dict()
+        hub: dict[str, Any] = {"revision": revision, "local_files_only": hub_local_only()} if kind == "hub" else {}
+        full: dict[str, Any] = AutoConfig.from_pretrained(spec, **hub).to_dict()
     except (OSError, ValueError, KeyError) as exc:
         raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
     return full

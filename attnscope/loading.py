@@ -273,17 +273,48 @@ def _cache_complete(target: Path) -> bool:
 
 
 def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
-    """Convert a GGUF file once into an HF folder (config, safetensors, tokenizer)."""
-    import torch
-    from safetensors.torch import save_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """Convert a GGUF file once into an HF folder (config, safetensors, tokenizer), per dtype.
 
+    A float16/bfloat16 entry is cast from the file's float32 entry when there is one (seconds;
+    bit-identical to dequantizing again, which casts the same float32 values), else converted
+    from the GGUF itself (about 90 s for the 0.5B model on 2 cores).
+    """
     digest = file_sha256(path, progress)
     target = cache_root() / "gguf" / f"{digest[:24]}-{dtype_name}"
     if _cache_complete(target):
         return target
+    source = target.with_name(f"{digest[:24]}-float32")
+    t0 = time.perf_counter()
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        if dtype_name != "float32" and _cache_complete(source):
+            progress(f"casting the float32 cache of {path.name} to {dtype_name} once; cache: {target}")
+            _cast_cache(source, tmp, dtype_name)
+        else:
+            _convert_gguf(path, tmp, dtype_name, progress)
+        (tmp / "source.json").write_text(json.dumps({"gguf": str(path.resolve()), "sha256": digest}))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if _cache_complete(target):  # another process finished the same conversion first: keep theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        shutil.rmtree(target, ignore_errors=True)  # a damaged, incomplete cache
+        tmp.rename(target)
+    progress(f"converted in {time.perf_counter() - t0:.0f} s; cache: {target}")
+    return target
+
+
+def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) -> None:
+    """Dequantize ``path`` into ``out``: config.json, model.safetensors and the tokenizer files."""
+    import torch
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     _check_gguf_architecture(path)
-    progress(f"converting {path.name} once (dequantizing takes about a minute on 2 cores); cache: {target}")
+    progress(f"converting {path.name} once (dequantizing takes about a minute on 2 cores)")
     t0 = time.perf_counter()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
@@ -300,23 +331,34 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
             ExitCode.MODEL,
         ) from exc
     _check_config(model.config, str(path))
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     config = model.config.to_dict()
     config.pop("quantization_config", None)
     config["torch_dtype"] = dtype_name
-    (tmp / "config.json").write_text(json.dumps(config, indent=2))
-    save_model(model, str(tmp / "model.safetensors"))  # save_pretrained refuses GGUF-loaded models
-    tokenizer.save_pretrained(str(tmp))
-    (tmp / "source.json").write_text(json.dumps({"gguf": str(path.resolve()), "sha256": digest}))
-    if _cache_complete(target):  # another process finished the same conversion first: keep theirs
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        shutil.rmtree(target, ignore_errors=True)  # a damaged, incomplete cache
-        tmp.rename(target)
-    progress(f"converted in {time.perf_counter() - t0:.0f} s")
-    return target
+    (out / "config.json").write_text(json.dumps(config, indent=2))
+    save_model(model, str(out / "model.safetensors"))  # save_pretrained refuses GGUF-loaded models
+    tokenizer.save_pretrained(str(out))
+
+
+def _cast_cache(source: Path, out: Path, dtype_name: str) -> None:
+    """A converted float32 folder, with its floating-point weights cast to ``dtype_name``."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    dtype = getattr(torch, dtype_name)
+    tensors = load_file(str(source / "model.safetensors"))
+    save_file(
+        {name: t.to(dtype) if t.is_floating_point() else t for name, t in tensors.items()},
+        str(out / "model.safetensors"),
+        metadata={"format": "pt"},
+    )
+    for item in source.iterdir():
+        if item.name not in ("model.safetensors", "source.json") and item.is_file():
+            shutil.copy2(item, out / item.name)
+    config = json.loads((out / "config.json").read_text())
+    config["torch_dtype"] = dtype_name
+    if "dtype" in config:  # transformers 5 writes both
+        config["dtype"] = dtype_name
+    (out / "config.json").write_text(json.dumps(config, indent=2))
 
 
 def load_tokenizer(model: str | None = None, revision: str | None = None, progress: Progress = _noop) -> Any:

@@ -151,12 +151,32 @@ def test_second_load_uses_the_cache(tiny_gguf: Path, cache: Path, conversions: l
     assert len(conversions) == 2  # the tokenizer also comes from the cache
     assert tok(SEED)["input_ids"] == first.tokenizer(SEED)["input_ids"]
 
-    # The cache is keyed by dtype too: bfloat16 is a second entry, converted once.
+    # The cache is keyed by dtype too: bfloat16 is a second entry, cast from the float32 one
+    # without reading the GGUF again.
     bf16 = loading.load(str(tiny_gguf), device="cpu", dtype="bfloat16")
-    assert len(conversions) == 4
+    assert len(conversions) == 2
     assert Path(bf16.path).name == f"{digest[:24]}-bfloat16"
     assert next(bf16.model.parameters()).dtype == torch.bfloat16
     assert sorted(p.name for p in (cache / "gguf").iterdir()) == [f"{digest[:24]}-bfloat16", f"{digest[:24]}-float32"]
+    assert json.loads((Path(bf16.path) / "config.json").read_text())["torch_dtype"] == "bfloat16"
+    assert bf16.tokenizer(SEED)["input_ids"] == first.tokenizer(SEED)["input_ids"]
+
+
+def test_cast_cache_equals_a_direct_conversion(
+    tiny_gguf: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, conversions: list[str]
+) -> None:
+    from safetensors.torch import load_file
+
+    loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    cast = Path(loading.load(str(tiny_gguf), device="cpu", dtype="float16").path)
+    assert len(conversions) == 2  # float16 came from the float32 entry
+    monkeypatch.setenv("ATTNSCOPE_CACHE", str(tmp_path / "other-cache"))
+    direct = Path(loading.load(str(tiny_gguf), device="cpu", dtype="float16").path)
+    assert len(conversions) == 4  # no float32 entry there: dequantized from the GGUF
+    a, b = load_file(str(cast / "model.safetensors")), load_file(str(direct / "model.safetensors"))
+    assert set(a) == set(b)
+    assert all(a[name].dtype == torch.float16 and torch.equal(a[name], b[name]) for name in a)
+    assert json.loads((cast / "config.json").read_text()) == json.loads((direct / "config.json").read_text())
 
 
 def test_changed_file_is_converted_again(tiny_gguf: Path, cache: Path, tmp_path: Path, conversions: list[str]) -> None:

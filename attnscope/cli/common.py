@@ -14,7 +14,7 @@ import os
 import sys
 import typing
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -44,6 +44,11 @@ SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also write the view t
 HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write the view to this HTML file.")]
 WidthOpt = Annotated[int | None, typer.Option("--width", help="Terminal width for the view.", min=40)]
 PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")]
+QueryOpt = Annotated[str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")]
+OccurrenceOpt = Annotated[int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")]
+PosOpt = Annotated[
+    int | None, typer.Option("--pos", help="Query position; negative counts from the end. Default: the last token.")
+]
 
 
 class OptionGroup:
@@ -53,8 +58,6 @@ class OptionGroup:
     ``@option_groups`` puts the group's own options into the signature Typer reads, and
     calls the command with one instance of the group. Each option is declared once, here.
     """
-
-    _is_option_group: ClassVar[bool] = True
 
     def kwargs(self) -> dict[str, Any]:
         """The options by name, for a core function whose keyword arguments carry the same names."""
@@ -77,22 +80,27 @@ class Model(Source):
     dtype: DtypeOpt = "auto"
 
     def load(self, device_map: str | None = None) -> Any:
-        return load(self.model, self.revision, self.device, self.dtype, device_map)
+        """The loaded model; progress on a terminal, warnings as stderr lines."""
+        from attnscope.loading import load
+
+        return load(
+            self.model,
+            revision=self.revision,
+            device=self.device,
+            dtype=self.dtype,
+            device_map=device_map,
+            progress=progress,
+            warn=lambda message: stderr_line(f"attnscope: {message}"),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class Query(OptionGroup):
     """Which position is the query: the last token of some text, a position, or the last token."""
 
-    query: Annotated[
-        str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")
-    ] = None
-    occurrence: Annotated[int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")] = (
-        None
-    )
-    pos: Annotated[
-        int | None, typer.Option("--pos", help="Query position; negative counts from the end. Default: the last token.")
-    ] = None
+    query: QueryOpt = None
+    occurrence: OccurrenceOpt = None
+    pos: PosOpt = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,7 +121,21 @@ class Output(OptionGroup):
     width: WidthOpt = None
 
     def emit(self, result: Any) -> None:
-        emit(result, as_json=self.as_json, svg=self.svg, html=self.html, width=self.width)
+        """Print the result as JSON or as its view (and write SVG/HTML); its warnings go to stderr."""
+        _clear_progress()
+        for warning in getattr(result, "warnings", []) or []:
+            stderr_line(f"attnscope: {warning}")
+        view = None
+        if self.svg or self.html or not self.as_json:
+            from attnscope import render
+
+            view = render.render(result)
+            if self.svg or self.html:
+                render.export(view, svg=self.svg, html=self.html, width=self.width, title=f"attnscope {result.SCHEMA}")
+        if self.as_json:
+            write_json(result.to_json())
+        else:
+            render.console(width=self.width).print(view)
 
 
 def option_groups(fn: F) -> F:
@@ -244,42 +266,8 @@ def progress(message: str) -> None:
     _progress_shown = True
 
 
-def load(model: str | None, revision: str | None, device: str, dtype: str, device_map: str | None = None) -> Any:
-    from attnscope.loading import load as _load
-
-    return _load(
-        model,
-        revision=revision,
-        device=device,
-        dtype=dtype,
-        device_map=device_map,
-        progress=progress,
-        warn=lambda message: stderr_line(f"attnscope: {message}"),
-    )
-
-
 def write_json(doc: dict[str, Any]) -> None:
     """One JSON document on stdout, in one write, only after everything succeeded."""
     text = json.dumps(doc, ensure_ascii=False)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
-
-
-def emit(
-    result: Any, *, as_json: bool, svg: str | None = None, html: str | None = None, width: int | None = None
-) -> None:
-    """Print a result as JSON or as its view (and write SVG/HTML); warnings go to stderr."""
-    _clear_progress()
-    for warning in getattr(result, "warnings", []) or []:
-        stderr_line(f"attnscope: {warning}")
-    view = None
-    if svg or html or not as_json:
-        from attnscope import render
-
-        view = render.render(result)
-        if svg or html:
-            render.export(view, svg=svg, html=html, width=width, title=f"attnscope {result.SCHEMA}")
-    if as_json:
-        write_json(result.to_json())
-    else:
-        render.console(width=width).print(view)

@@ -10,6 +10,7 @@ from attnscope.cli import app
 from attnscope.cli.common import (
     Chat,
     Model,
+    OccurrenceOpt,
     Output,
     PromptArg,
     handle_errors,
@@ -30,9 +31,7 @@ def heads_cmd(
     ] = "last",
     top: Annotated[int, typer.Option("--top", help="How many top heads to list.")] = 10,
     no_sink: Annotated[bool, typer.Option("--no-sink", help="Exclude position 0 and renormalise each row.")] = False,
-    occurrence: Annotated[
-        int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")
-    ] = None,
+    occurrence: OccurrenceOpt = None,
     key_occurrence: Annotated[
         int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
     ] = None,

@@ -56,11 +56,16 @@ def test_broken_pipe_exits_quietly(model_dir: Path, tmp_path: Path) -> None:
     # ~12k tokens: far more than a pipe buffer holds, so writes continue after head exits.
     long_prompt = tmp_path / "long.txt"
     long_prompt.write_text(" ".join([SEED] * 400), encoding="utf-8")
+    stdout, stderr = _first_line_through_head(f'tokens - --model "{model_dir}" < "{long_prompt}"', tmp_path)
+    assert stdout.count("\n") == 1 and "tokens" in stdout  # head got its one line
+    assert stderr == ""
+
+
+def _first_line_through_head(args: str, tmp_path: Path) -> tuple[str, str]:
+    """``python -m attnscope ARGS | head -1`` in bash: (what head printed, attnscope's stderr), after
+    checking that attnscope exited 0 with no broken-pipe noise once head closed the pipe."""
     err, rc = tmp_path / "err.txt", tmp_path / "rc.txt"
-    script = (
-        f'"{sys.executable}" -m attnscope tokens - --model "{model_dir}" < "{long_prompt}" 2> "{err}" | head -1; '
-        f'echo "${{PIPESTATUS[0]}}" > "{rc}"'
-    )
+    script = f'"{sys.executable}" -m attnscope {args} 2> "{err}" | head -1; echo "${{PIPESTATUS[0]}}" > "{rc}"'
     res = subprocess.run(
         ["bash", "-c", script],
         capture_output=True,
@@ -69,11 +74,10 @@ def test_broken_pipe_exits_quietly(model_dir: Path, tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=300,
     )
-    assert res.stdout.count("\n") == 1 and "tokens" in res.stdout  # head got its one line
     assert rc.read_text().strip() == "0"
     stderr = err.read_text()
     assert "BrokenPipe" not in stderr and "Traceback" not in stderr and "Exception ignored" not in stderr
-    assert stderr == ""
+    return res.stdout, stderr
 
 
 def test_non_tty_output_is_plain_text_and_korean(cli: Any, model_dir: Path) -> None:
@@ -202,23 +206,8 @@ def test_broken_pipe_in_batch_mode_exits_quietly(model_dir: Path, tmp_path: Path
     # Batch mode writes one JSON line per prompt as it goes; head closes the pipe after the first.
     prompts = tmp_path / "many.txt"
     prompts.write_text((SEED + "\n") * 300, encoding="utf-8")
-    err, rc = tmp_path / "err.txt", tmp_path / "rc.txt"
-    script = (
-        f'"{sys.executable}" -m attnscope weights --input "{prompts}" --json --model "{model_dir}" 2> "{err}" '
-        f'| head -1; echo "${{PIPESTATUS[0]}}" > "{rc}"'
-    )
-    res = subprocess.run(
-        ["bash", "-c", script],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,
-    )
-    assert json.loads(res.stdout)["input_line"] == 1
-    assert rc.read_text().strip() == "0"
-    stderr = err.read_text()
-    assert "BrokenPipe" not in stderr and "Traceback" not in stderr and "Exception ignored" not in stderr
+    stdout, stderr = _first_line_through_head(f'weights --input "{prompts}" --json --model "{model_dir}"', tmp_path)
+    assert json.loads(stdout)["input_line"] == 1
     assert all(line.startswith("attnscope: ") for line in stderr.splitlines())
 
 

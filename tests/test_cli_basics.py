@@ -217,9 +217,18 @@ def test_option_groups_expand_into_the_signature_and_refuse_a_clash() -> None:
 
     wrapped = option_groups(cmd)
     names = list(inspect.signature(wrapped).parameters)
-    assert names == ["prompt", "model", "revision", "device", "dtype", "as_json", "svg", "html", "width"]
+    assert names == ["prompt", "model", "revision", "device", "dtype", "as_json", "svg", "html", "width", "lang"]
     model, out = wrapped(
-        prompt="x", model="m", revision=None, device="cpu", dtype="auto", as_json=True, svg=None, html=None, width=80
+        prompt="x",
+        model="m",
+        revision=None,
+        device="cpu",
+        dtype="auto",
+        as_json=True,
+        svg=None,
+        html=None,
+        width=80,
+        lang=None,
     )
     assert model == Model(model="m", device="cpu") and out == Output(as_json=True, width=80)
 

@@ -7,9 +7,9 @@ import torch or transformers, so ``--help`` stays fast.
 
 from __future__ import annotations
 
-import importlib
-
 import typer
+
+from attnscope import __version__
 
 app = typer.Typer(
     name="attnscope",
@@ -20,26 +20,54 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-_COMMAND_MODULES = (
-    "weights",
-    "tokens",
-    "mask",
-    "heads",
-    "matrix",
-    "info",
-    "render",
-    "trace",
-    "explain",
-    "rope",
-    "reuse",
-)
 
-for _name in _COMMAND_MODULES:
-    try:
-        importlib.import_module(f"attnscope.cli.{_name}")
-    except ModuleNotFoundError as _exc:  # a command not built yet
-        if _exc.name != f"attnscope.cli.{_name}":
-            raise
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"attnscope {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the attnscope version and exit.", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    """Inspect what attention does inside a real Qwen2.5-family model."""
+
+
+# The command table, in the order --help lists it: each module registers its command(s)
+# with ``@app.command`` on import, so a missing module is an import error.
+# isort: off
+from attnscope.cli import weights  # noqa: E402
+from attnscope.cli import heads  # noqa: E402
+from attnscope.cli import matrix  # noqa: E402
+from attnscope.cli import mask  # noqa: E402
+from attnscope.cli import tokens  # noqa: E402
+from attnscope.cli import info  # noqa: E402
+from attnscope.cli import trace  # noqa: E402
+from attnscope.cli import explain  # noqa: E402
+from attnscope.cli import rope  # noqa: E402
+from attnscope.cli import reuse  # noqa: E402
+from attnscope.cli import render  # noqa: E402
+
+# isort: on
+
+__all__ = [
+    "app",
+    "explain",
+    "heads",
+    "info",
+    "main",
+    "mask",
+    "matrix",
+    "render",
+    "reuse",
+    "rope",
+    "tokens",
+    "trace",
+    "weights",
+]
 
 
 def main() -> None:

@@ -42,6 +42,9 @@ SystemOpt = Annotated[str | None, typer.Option("--system", help="System message 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the view.")]
 SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also write the view to this SVG file.")]
 HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write the view to this HTML file.")]
+LangOpt = Annotated[
+    str | None, typer.Option("--lang", help="Language of the view: en|ko. Default: $ATTNSCOPE_LANG, else en.")
+]
 WidthOpt = Annotated[int | None, typer.Option("--width", help="Terminal width for the view.", min=40)]
 PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")]
 QueryOpt = Annotated[str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")]
@@ -119,6 +122,14 @@ class Output(OptionGroup):
     svg: SvgOpt = None
     html: HtmlOpt = None
     width: WidthOpt = None
+    lang: LangOpt = None
+
+    def ctx(self) -> Any:
+        """The render context (``attnscope.render.Ctx``): --lang (or $ATTNSCOPE_LANG) and --width."""
+        from attnscope.render import Ctx
+        from attnscope.render.i18n import check_lang, default_lang
+
+        return Ctx(lang=check_lang(self.lang, "--lang") if self.lang else default_lang(), width=self.width)
 
     def emit(self, result: Any) -> None:
         """Print the result as JSON or as its view (and write SVG/HTML); its warnings go to stderr."""
@@ -129,7 +140,7 @@ class Output(OptionGroup):
         if self.svg or self.html or not self.as_json:
             from attnscope import render
 
-            view = render.render(result)
+            view = render.view(result, self.ctx())
             if self.svg or self.html:
                 render.export(view, svg=self.svg, html=self.html, width=self.width, title=f"attnscope {result.SCHEMA}")
         if self.as_json:

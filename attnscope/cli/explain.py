@@ -17,7 +17,7 @@ from attnscope.cli.common import (
     option_groups,
     read_prompt,
 )
-from attnscope.cli.trace import LangOpt, fail_if_not_ok
+from attnscope.cli.trace import fail_if_not_ok
 
 
 @app.command("explain")
@@ -30,17 +30,15 @@ def explain_cmd(
     *,
     query: Query,
     dims: Annotated[int, typer.Option("--dims", help="How many dims of q, k_j and out to show.", min=1)] = 4,
-    lang: LangOpt = "en",
     model: Model,
     chat: Chat,
     out: Output,
 ) -> None:
     """q·k_j, ÷√d, mask, softmax and Σ w_j v_j for one query and head, compared with what the model computed."""
     from attnscope.core.explain import explain
-    from attnscope.core.rope import check_lang
 
     text = read_prompt(prompt)
-    check_lang(lang)
+    lang = out.ctx().lang
     loaded = model.load()
     result = explain(
         loaded,

@@ -14,7 +14,7 @@ from attnscope.cli.common import (
     option_groups,
     read_prompt,
 )
-from attnscope.cli.trace import LangOpt, fail_if_not_ok
+from attnscope.cli.trace import fail_if_not_ok
 
 
 @app.command("reuse")
@@ -26,17 +26,15 @@ def reuse_cmd(
     repeat: Annotated[
         int, typer.Option("--repeat", help="Repeat prefix+suffix N times for the cost part (longer T).", min=1)
     ] = 1,
-    lang: LangOpt = "en",
     *,
     model: Model,
     out: Output,
 ) -> None:
     """Prefix K/V alone vs inside prefix+suffix, the cache check, and T(T+1)/2 comparisons for T and 2T."""
     from attnscope.core.reuse import reuse
-    from attnscope.core.rope import check_lang
 
     text = read_prompt(prefix)
-    check_lang(lang)
+    lang = out.ctx().lang
     loaded = model.load()
     result = reuse(loaded, text, suffix, repeat=repeat, lang=lang)
     out.emit(result)

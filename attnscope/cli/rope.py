@@ -14,7 +14,7 @@ from attnscope.cli.common import (
     option_groups,
     read_prompt,
 )
-from attnscope.cli.trace import LangOpt, fail_if_not_ok
+from attnscope.cli.trace import fail_if_not_ok
 
 
 def _deltas(spec: str) -> list[int]:
@@ -43,17 +43,16 @@ def rope_cmd(
             "--deltas", help="Shifts Δ for score(m+Δ, n+Δ). Default 1,10,100,1000, cut to the model's positions."
         ),
     ] = None,
-    lang: LangOpt = "en",
     *,
     model: Model,
     out: Output,
 ) -> None:
     """rope_theta, each pair's speed and wavelength, and score(m, n) = score(m+Δ, n+Δ) on the model's q and k."""
-    from attnscope.core.rope import check_lang, rope
+    from attnscope.core.rope import rope
 
     text = read_prompt(prompt) if prompt is not None else None
     shifts = None if deltas is None else _deltas(deltas)
-    check_lang(lang)
+    lang = out.ctx().lang
     loaded = model.load()
     result = rope(loaded, pos=pos, layer=layer, head=head, prompt=text, deltas=shifts, lang=lang)
     out.emit(result)

@@ -18,8 +18,6 @@ from attnscope.cli.common import (
     stderr_line,
 )
 
-LangOpt = Annotated[str, typer.Option("--lang", help="Language of the explanatory lines: en|ko.")]
-
 
 def fail_if_not_ok(result: Any, what: str) -> None:
     """After the result is printed: a failed self-check exits 5 with one line on stderr."""
@@ -44,18 +42,16 @@ def trace_cmd(
             "--compare-pos", help="Second position to compare with. Default: another one with the same token id."
         ),
     ] = None,
-    lang: LangOpt = "en",
     *,
     model: Model,
     chat: Chat,
     out: Output,
 ) -> None:
     """The note's layer stack for one position: embedding, then after each layer, with a logit lens."""
-    from attnscope.core.rope import check_lang
     from attnscope.core.trace import trace
 
     text = read_prompt(prompt)
-    check_lang(lang)
+    lang = out.ctx().lang
     loaded = model.load()
     result = trace(
         loaded,

@@ -1,22 +1,41 @@
 """Rich rendering: turns a result object into a renderable. The only place rich is imported.
 
-``render(result)`` dispatches on the result's schema to the module that draws it
-(``attnscope.render.<name>``). ``console()`` makes the console the CLI prints to and
-``export()`` writes the same view as SVG or HTML. Nothing here computes numbers
-beyond rounding and scaling for display.
+``view(result, ctx)`` is the terminal view of any result, dispatched on the result's
+type (``functools.singledispatch``): each view module registers its own function with
+``@view.register``, and this package imports every view module by name at its end, so a
+missing module is an import error, not a missing view. ``figure(result, ctx)`` is the
+same dispatch for SVG figures. ``Ctx`` carries what a face needs besides the result:
+the language (every word comes from ``attnscope.render.i18n``) and the width to fit.
+``console()`` makes the console the CLI prints to and ``export()`` writes a view as SVG
+or HTML. Nothing here computes numbers beyond rounding and scaling for display.
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
 import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from rich.console import Console, RenderableType
 
 from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.render.i18n import Lang, default_lang
 from attnscope.results import Result
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What a face needs besides the result: its language and the width it must fit (None: no limit)."""
+
+    lang: Lang = "en"
+    width: int | None = None
+
+    @classmethod
+    def default(cls) -> Ctx:
+        return cls(lang=default_lang())
+
 
 SHADES = " ░▒▓█"
 EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -51,15 +70,21 @@ def heat_style(value: float, top: float = 1.0) -> str:
     return f"rgb({r},{g},{b})"
 
 
-def render(result: Result) -> RenderableType:
-    """The human view of any result."""
-    name = result.SCHEMA.removeprefix("attnscope.").split("/")[0]
-    try:
-        module = importlib.import_module(f"attnscope.render.{name}")
-    except ModuleNotFoundError as exc:
-        raise AttnscopeError(f"no human view for {result.SCHEMA}", ExitCode.INPUT_FILE) from exc
-    renderable: RenderableType = module.render(result)
-    return renderable
+@functools.singledispatch
+def view(result: Result, ctx: Ctx) -> RenderableType:
+    """The terminal view of any result (each view module registers its type)."""
+    raise AttnscopeError(f"no human view for {result.SCHEMA}", ExitCode.INPUT_FILE)
+
+
+@functools.singledispatch
+def figure(result: Result, ctx: Ctx) -> str:
+    """The SVG figure of any result that has one (each figure module registers its type)."""
+    raise AttnscopeError(f"no figure for {result.SCHEMA}", ExitCode.INPUT_FILE)
+
+
+def render(result: Result, ctx: Ctx | None = None) -> RenderableType:
+    """The terminal view of ``result`` (default context: $ATTNSCOPE_LANG, no width limit)."""
+    return view(result, ctx or Ctx.default())
 
 
 def console(width: int | None = None, file: IO[str] | None = None, stderr: bool = False) -> Console:
@@ -146,3 +171,35 @@ def _html_format() -> str:
 
 _SVG_FORMAT = _svg_format()
 _HTML_FORMAT = _html_format()
+
+
+# Every view registers itself on import; this list is the table of views.
+from attnscope.render import (  # noqa: E402
+    explain,
+    heads,
+    info,
+    mask,
+    matrix,
+    reuse,
+    rope,
+    tokens,
+    trace,
+    weights,
+)
+
+__all__ = [
+    "Ctx",
+    "explain",
+    "figure",
+    "heads",
+    "info",
+    "mask",
+    "matrix",
+    "render",
+    "reuse",
+    "rope",
+    "tokens",
+    "trace",
+    "view",
+    "weights",
+]

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import bar
+from attnscope.render import Ctx, bar, view
 from attnscope.render.trace import fmt
 from attnscope.results.explain import ExplainResult
 
@@ -66,7 +66,8 @@ def _ranges(values: list[int]) -> str:
     return f"{values[0]}" if len(values) == 1 else f"{values[0]}..{values[-1]}"
 
 
-def render(r: ExplainResult) -> RenderableType:
+@view.register
+def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
     m = MESSAGES.get(r.lang, MESSAGES["en"])
     i = r.query.index
     head = Text()

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import bar, heat_style, shade
+from attnscope.render import Ctx, bar, heat_style, shade, view
 from attnscope.results.heads import HeadsResult, TopHead
 
 
@@ -126,7 +126,8 @@ def heatmap_caption(r: HeadsResult) -> Text:
     )
 
 
-def render(r: HeadsResult) -> RenderableType:
+@view.register
+def render(r: HeadsResult, ctx: Ctx) -> RenderableType:
     above = sum(1 for s in r.ranking if s.score > 0.5)
     summary = Text(f"{above} of {len(r.ranking)} heads put more than 0.5 on the key", style="bold")
     parts: list[RenderableType] = [header(r), Text(""), summary, Text(""), top_table(r), Text("")]

@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attnscope.render import Ctx, view
 from attnscope.results.info import InfoResult
 
 
@@ -17,7 +18,8 @@ def _num(value: int | float | None) -> str:
     return f"{value:,}"
 
 
-def render(r: InfoResult) -> RenderableType:
+@view.register
+def render(r: InfoResult, ctx: Ctx) -> RenderableType:
     head = Text()
     head.append(r.model, style="bold")
     head.append(f"\n{r.model_type}, read from {r.read_from}; no weights loaded", style="dim")

@@ -15,6 +15,7 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
+from attnscope.render import Ctx, view
 from attnscope.results.mask import MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
 ELLIPSIS = "…"
@@ -263,6 +264,7 @@ def _model(r: MaskResult) -> list[RenderableType]:
     return parts
 
 
-def render(r: MaskResult) -> RenderableType:
+@view.register
+def render(r: MaskResult, ctx: Ctx) -> RenderableType:
     parts = _illustration(r) if r.mode == "illustration" else _model(r)
     return Group(*parts)

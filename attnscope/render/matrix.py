@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from attnscope.render import heat_style, shade
+from attnscope.render import Ctx, heat_style, shade, view
 from attnscope.results.matrix import MatrixResult
 
 
@@ -110,7 +110,8 @@ def legend(r: MatrixResult) -> Text:
     return text
 
 
-def render(r: MatrixResult) -> RenderableType:
+@view.register
+def render(r: MatrixResult, ctx: Ctx) -> RenderableType:
     parts: list[RenderableType] = [header(r), Text(""), grid(r), Text(""), legend(r)]
     for note in r.notes:
         parts.append(Text(note, style="dim"))

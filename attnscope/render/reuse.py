@@ -11,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attnscope.render import Ctx, view
 from attnscope.render.trace import fmt
 from attnscope.results.reuse import ReuseResult
 
@@ -58,7 +59,8 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
 
 
-def render(r: ReuseResult) -> RenderableType:
+@view.register
+def render(r: ReuseResult, ctx: Ctx) -> RenderableType:
     m = MESSAGES.get(r.lang, MESSAGES["en"])
     n_suffix = len(r.tokens) - r.prefix_tokens
     head = Text()

@@ -11,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attnscope.render import Ctx, view
 from attnscope.render.trace import fmt
 from attnscope.results.rope import RopeResult
 
@@ -46,7 +47,8 @@ MESSAGES: dict[str, dict[str, Any]] = {
 }
 
 
-def render(r: RopeResult) -> RenderableType:
+@view.register
+def render(r: RopeResult, ctx: Ctx) -> RenderableType:
     m = MESSAGES.get(r.lang, MESSAGES["en"])
     head = Text()
     head.append(m["title"].format(model=r.model.id), style="bold")

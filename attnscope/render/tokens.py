@@ -6,10 +6,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attnscope.render import Ctx, view
 from attnscope.results.tokens import TokensResult
 
 
-def render(r: TokensResult) -> RenderableType:
+@view.register
+def render(r: TokensResult, ctx: Ctx) -> RenderableType:
     table = Table(box=None, pad_edge=False, header_style="bold")
     for name, justify in (
         ("index", "right"),

@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attnscope.render import Ctx, view
 from attnscope.results.trace import TopToken, TraceResult
 
 MESSAGES: dict[str, dict[str, Any]] = {
@@ -66,7 +67,8 @@ def tok(t: TopToken, prob: bool = True) -> str:
     return f"{shown} {t.prob:.2f}" if prob else shown
 
 
-def render(r: TraceResult) -> RenderableType:
+@view.register
+def render(r: TraceResult, ctx: Ctx) -> RenderableType:
     m = MESSAGES.get(r.lang, MESSAGES["en"])
     k = len(r.rows[0].top) if r.rows else 0
     head = Text()

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import bar, heat_style, shade
+from attnscope.render import Ctx, bar, heat_style, shade, view
 from attnscope.results.weights import Chart, Strip, WeightsResult
 
 
@@ -84,7 +84,8 @@ def strip_caption(strip: Strip) -> Text:
     return Text(f"{where}shading scale 0..{top:.2f}", style="dim")
 
 
-def render(r: WeightsResult) -> RenderableType:
+@view.register
+def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
     parts: list[RenderableType] = [header(r), Text("")]
     query_key = next((i for i, b in enumerate(r.chart.bars) if b.is_query), None)
     if len(r.layers) > 1:

@@ -11,28 +11,11 @@ This package does not compute anything and never prints.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import types
 import typing
 from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin
 
 from attnscope.errors import AttnscopeError, ExitCode
-
-# Each command's result lives in its own submodule and registers its schema there.
-_RESULT_MODULES = (
-    "tokens",
-    "weights",
-    "mask",
-    "heads",
-    "matrix",
-    "info",
-    "trace",
-    "explain",
-    "rope",
-    "reuse",
-)
-
-_REGISTRY: dict[str, type[Result]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,14 +24,11 @@ class Result:
 
     SCHEMA: ClassVar[str] = ""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.SCHEMA:
-            _REGISTRY[cls.SCHEMA] = cls
-
     def to_json(self) -> dict[str, Any]:
-        """The JSON document: ``schema`` first, then every field, floats unrounded."""
-        out: dict[str, Any] = {"schema": self.SCHEMA}
+        """The JSON document: ``schema`` and ``attnscope_version`` first, then every field, floats unrounded."""
+        from attnscope import __version__
+
+        out: dict[str, Any] = {"schema": self.SCHEMA, "attnscope_version": __version__}
         out.update(_to_plain(self))
         return out
 
@@ -120,14 +100,10 @@ def _bad(where: str, what: str) -> AttnscopeError:
 
 
 def result_types() -> dict[str, type[Result]]:
-    """Every registered schema name and its result class."""
-    for name in _RESULT_MODULES:
-        try:
-            importlib.import_module(f"attnscope.results.{name}")
-        except ModuleNotFoundError as exc:  # a command not built yet has no result module
-            if exc.name != f"attnscope.results.{name}":
-                raise
-    return dict(_REGISTRY)
+    """Every schema name and its result class (the table is ``attnscope.results.registry``)."""
+    from attnscope.results.registry import RESULT_TYPES
+
+    return {cls.SCHEMA: cls for cls in RESULT_TYPES}
 
 
 def from_json(doc: Any) -> Result:
@@ -140,6 +116,6 @@ def from_json(doc: Any) -> Result:
         known = ", ".join(sorted(registry))
         raise AttnscopeError(f"unknown schema {schema!r}; known: {known}", ExitCode.INPUT_FILE)
     cls = registry[schema]
-    body = {k: v for k, v in doc.items() if k != "schema"}
+    body = {k: v for k, v in doc.items() if k not in ("schema", "attnscope_version")}
     result: Result = _from_plain(cls, body, schema)
     return result

@@ -1,0 +1,111 @@
+"""Words of every view, in English and Korean: one message catalogue per language.
+
+``t(ctx_or_lang, key, **values)`` looks a message up in ``messages/en.py`` or
+``messages/ko.py`` and fills in its ``{placeholders}`` with ``str.format``. Both
+catalogues must hold the same keys (a test checks it). Keys are namespaced by the view
+that uses them (``weights.title``, ``roles.top``); ``common.*`` is shared. Korean
+particles that depend on the word before them (은/는, 이/가, 을/를, 와/과, 으로/로) come
+from :func:`particle`.
+
+This module holds no numbers and computes nothing; it never imports rich.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal, get_args
+
+from attnscope.errors import AttnscopeError, ExitCode
+
+Lang = Literal["en", "ko"]
+LANGS: tuple[Lang, ...] = get_args(Lang)
+
+
+def catalogue(lang: Lang) -> dict[str, str]:
+    """The whole catalogue of one language (the page embeds it)."""
+    if lang == "ko":
+        from attnscope.render.messages.ko import MESSAGES as KO
+
+        return KO
+    from attnscope.render.messages.en import MESSAGES as EN
+
+    return EN
+
+
+def check_lang(value: str, name: str = "language") -> Lang:
+    """``value`` as a Lang, or an error naming the choices (``name`` says where the value came from)."""
+    for lang in LANGS:
+        if value == lang:
+            return lang
+    raise AttnscopeError(f"{name} {value!r}: use {' or '.join(LANGS)}", ExitCode.USAGE)
+
+
+def default_lang() -> Lang:
+    """$ATTNSCOPE_LANG when set (en|ko), else English."""
+    value = os.environ.get("ATTNSCOPE_LANG", "").strip().lower()
+    return check_lang(value, "ATTNSCOPE_LANG") if value else "en"
+
+
+def t(lang: Lang, key: str, /, **values: object) -> str:
+    """The message ``key`` in ``lang`` with ``values`` filled in."""
+    try:
+        template = catalogue(lang)[key]
+    except KeyError:
+        raise KeyError(f"no message {key!r} in the {lang} catalogue") from None
+    return template.format(**values) if values else template
+
+
+# --- Korean particles -------------------------------------------------------------------
+
+# How a digit or Latin letter is read aloud decides the particle: 6(육) takes 이, 3(삼) 을.
+_READ_AS_FINAL = {
+    "0": True,  # 영
+    "1": True,  # 일
+    "2": False,  # 이
+    "3": True,  # 삼
+    "4": False,  # 사
+    "5": False,  # 오
+    "6": True,  # 육
+    "7": True,  # 칠
+    "8": True,  # 팔
+    "9": False,  # 구
+}
+_LATIN_FINAL = set("lmnLMN")  # 엘, 엠, 엔 end in a consonant; 알(r) is read 알 too
+_LATIN_FINAL |= {"r", "R"}
+_PAIRS = {
+    "은": ("은", "는"),
+    "는": ("은", "는"),
+    "이": ("이", "가"),
+    "가": ("이", "가"),
+    "을": ("을", "를"),
+    "를": ("을", "를"),
+    "과": ("과", "와"),
+    "와": ("과", "와"),
+    "으로": ("으로", "로"),
+    "로": ("으로", "로"),
+}
+
+
+def _has_final(word: str) -> tuple[bool, bool]:
+    """(ends in a final consonant, that consonant is ㄹ) for the last readable character of ``word``."""
+    for ch in reversed(word.strip()):
+        code = ord(ch)
+        if 0xAC00 <= code <= 0xD7A3:
+            final = (code - 0xAC00) % 28
+            return final != 0, final == 8
+        if ch in _READ_AS_FINAL:
+            return _READ_AS_FINAL[ch], ch in "178"
+        if ch.isalpha() and ch.isascii():
+            return ch in _LATIN_FINAL, ch in "lLrR"
+        if ch.isalnum():
+            return False, False
+    return False, False
+
+
+def particle(word: str, which: str) -> str:
+    """``word`` followed by the right form of the particle ``which`` (은/는, 이/가, 을/를, 과/와, 으로/로)."""
+    with_final, without = _PAIRS[which]
+    final, rieul = _has_final(word)
+    if with_final == "으로":
+        return word + ("로" if (not final or rieul) else "으로")
+    return word + (with_final if final else without)

@@ -50,6 +50,7 @@ from attnscope.cli import explain  # noqa: E402
 from attnscope.cli import rope  # noqa: E402
 from attnscope.cli import reuse  # noqa: E402
 from attnscope.cli import render  # noqa: E402
+from attnscope.cli import roles  # noqa: E402
 
 # isort: on
 
@@ -63,6 +64,7 @@ __all__ = [
     "matrix",
     "render",
     "reuse",
+    "roles",
     "rope",
     "tokens",
     "trace",

@@ -46,7 +46,9 @@ class Request:
     ``positions`` is (batch, P): the query positions whose rows are wanted in each
     sequence. ``layers`` are the layers whose rows are computed. ``keep_qkv``,
     ``keep_output`` and ``keep_mask`` name layers whose post-RoPE q/k, v, pre-o_proj
-    output or the mask the model passed in are kept as well.
+    output or the mask the model passed in are kept as well. ``norms`` names layers whose
+    value-vector norms ``||f_h(x_j)||`` (``attnscope.core.norm``) are computed, with the
+    completeness check at ``positions`` when that layer's rows cover every head.
     """
 
     positions: torch.Tensor
@@ -54,6 +56,7 @@ class Request:
     keep_qkv: frozenset[int] = frozenset()
     keep_output: frozenset[int] = frozenset()
     keep_mask: frozenset[int] = frozenset()
+    norms: frozenset[int] = frozenset()  # layers whose ||f_h(x_j)|| (core.norm) and completeness are kept
     stop: bool = True
     heads: frozenset[int] | None = (
         None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
@@ -68,6 +71,8 @@ class Captured:
     qkv: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=dict)
     output: dict[int, torch.Tensor] = field(default_factory=dict)
     mask: dict[int, torch.Tensor | None] = field(default_factory=dict)
+    norms: dict[int, torch.Tensor] = field(default_factory=dict)  # (batch, head, key_pos) fp32
+    completeness: dict[int, float] = field(default_factory=dict)  # max |difference| (core.norm)
     seen: set[int] = field(default_factory=set)
 
 
@@ -162,16 +167,34 @@ def _attention(
             m_in,
             kwargs.get("sliding_window"),
         ).cpu()
+    if layer in request.norms:
+        _norms(module, layer, value, out, request, captured)
     if layer in request.keep_qkv:
         captured.qkv[layer] = (query.detach().cpu(), key.detach().cpu(), value.detach().cpu())
     if layer in request.keep_output:
         captured.output[layer] = out.detach().cpu()  # (B, T, H, D)
     if layer in request.keep_mask:
         captured.mask[layer] = None if attention_mask is None else attention_mask.detach().cpu()
-    wanted = request.layers | request.keep_qkv | request.keep_output | request.keep_mask
+    wanted = request.layers | request.keep_qkv | request.keep_output | request.keep_mask | request.norms
     if request.stop and wanted and layer == max(wanted):
         raise _StopForward
     return out, None
+
+
+def _norms(
+    module: torch.nn.Module, layer: int, value: torch.Tensor, out: torch.Tensor, request: Request, captured: Captured
+) -> None:
+    """||f_h(x_j)|| for every head and key, and the completeness check where all heads' rows exist."""
+    from attnscope.core import norm
+
+    o_proj = getattr(module, "o_proj", None)
+    weight = getattr(o_proj, "weight", None)
+    if not isinstance(o_proj, torch.nn.Module) or not isinstance(weight, torch.Tensor):
+        raise AttnscopeError(f"{type(module).__name__} has no o_proj weight; the norm measure needs it", ExitCode.MODEL)
+    n_heads = int(weight.shape[1]) // int(value.shape[-1])
+    captured.norms[layer] = norm.value_norms(value, weight, n_heads).cpu()  # (B, H, T)
+    if layer in captured.rows and request.heads is None:
+        captured.completeness[layer] = norm.completeness(captured.rows[layer], value, out, request.positions, o_proj)
 
 
 def _select_heads(

@@ -13,6 +13,7 @@ from attnscope.results.info import InfoResult
 from attnscope.results.mask import MaskResult
 from attnscope.results.matrix import MatrixResult
 from attnscope.results.reuse import ReuseResult
+from attnscope.results.roles import RolesResult
 from attnscope.results.rope import RopeResult
 from attnscope.results.tokens import TokensResult
 from attnscope.results.trace import TraceResult
@@ -29,4 +30,5 @@ RESULT_TYPES: tuple[type[Result], ...] = (
     ExplainResult,
     RopeResult,
     ReuseResult,
+    RolesResult,
 )

@@ -29,6 +29,22 @@ MESSAGES: dict[str, str] = {
     # == reuse ==
     # == end reuse ==
     # == roles (issue 13) ==
+    "roles.source_random": "{length} random tokens repeated twice ({total} tokens, seed {seed})",
+    "roles.source_random_bos": "BOS + {length} random tokens repeated twice ({total} tokens, seed {seed})",
+    "roles.source_prompt": "the prompt's {total} tokens",
+    "roles.model": "model {id}: {layers} layers x {heads} heads ({kv_heads} KV heads)",
+    "roles.top_title": "top {top} heads per role (layer, head, score)",
+    "roles.role.previous_token": "previous token",
+    "roles.role.duplicate_token": "duplicate token",
+    "roles.role.induction": "induction",
+    "roles.role.sink": "attention sink",
+    "roles.sink_rate": "sink heads (score > {eps}): {over} of {heads} ({rate:.1f}%)",
+    "roles.scores_note": (
+        "previous token, duplicate token, induction: the share of the head's whole pattern on the "
+        "role's pattern (TransformerLens detect_head, mul). attention sink: weight on position 0, "
+        "averaged over all queries (Gu et al. 2024)."
+    ),
+    "roles.grid_title": "layers x heads, shaded 0~1 (darker: higher)",
     # == end roles ==
     # == measure norm (issue 13) ==
     # == end measure norm ==

@@ -1,0 +1,42 @@
+"""``attnscope roles``: score every layer and head as previous-token, duplicate-token, induction and sink head."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import Model, Output, handle_errors, option_groups, read_prompt
+
+
+@app.command("roles")
+@handle_errors
+@option_groups
+def roles_cmd(
+    prompt: Annotated[
+        str | None,
+        typer.Argument(help="A prompt to score on (or - for stdin). Omit it for random tokens repeated twice."),
+    ] = None,
+    length: Annotated[
+        int | None, typer.Option("--length", help="Random tokens in each of the two copies (default 50).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for the random tokens (default 0).")] = None,
+    top: Annotated[int, typer.Option("--top", help="How many heads to list per role.")] = 5,
+    *,
+    model: Model,
+    out: Output,
+) -> None:
+    """Score all layers x heads for previous-token, duplicate-token, induction and attention-sink behaviour."""
+    from attnscope.core.roles import DEFAULT_LENGTH, roles
+    from attnscope.errors import AttnscopeError
+
+    if prompt is not None and (length is not None or seed is not None):
+        raise AttnscopeError("--length and --seed draw random tokens; give them or a PROMPT, not both")
+    if top < 1:
+        raise AttnscopeError(f"--top {top}: give 1 or more")
+    if length is not None and length < 2:
+        raise AttnscopeError(f"--length {length}: give 2 or more")
+    text = read_prompt(prompt) if prompt is not None else None
+    result = roles(model.load(), text, length=DEFAULT_LENGTH if length is None else length, seed=seed or 0, top=top)
+    out.emit(result)

@@ -78,22 +78,41 @@ def _perturbed(field: str, monkeypatch):
     monkeypatch.setattr(explain_mod, "project", fake)
 
 
-def test_wrong_k_is_caught(loaded, monkeypatch):
+def _failed(r) -> set[str]:
+    return {c.name for c in r.checks if not c.ok}
+
+
+def test_every_check_passes_and_only_the_row_sum_is_arithmetic(loaded):
+    r = explain(loaded, SEED, query="그것을", layer=1, head=0)
+    assert r.ok and _failed(r) == set()
+    assert {c.name for c in r.checks if c.kind == "arithmetic"} == {"rows_sum_to_one"}
+
+
+def test_wrong_captured_k_is_caught(loaded, monkeypatch):
+    """q and k are recomputed from the layer's input, so a wrong captured k no longer agrees with them."""
     _perturbed("k", monkeypatch)
     r = explain(loaded, SEED, query="그것을", layer=1, head=0)
-    assert not r.ok and r.max_diff_weights > 1e-4
+    assert not r.ok and _failed(r) == {"k_recomputed"}
+
+
+def test_wrong_k_projection_is_caught(loaded, monkeypatch):
+    """A wrong recomputed k changes the recomputed weights: they no longer match the captured row."""
+    _perturbed("k_pre", monkeypatch)
+    r = explain(loaded, SEED, query="그것을", layer=1, head=0)
+    assert not r.ok and {"k_recomputed", "weights"} <= _failed(r) and r.max_diff_weights > 1e-4
 
 
 def test_wrong_v_is_caught(loaded, monkeypatch):
-    _perturbed("v", monkeypatch)
+    _perturbed("v_pre", monkeypatch)
     r = explain(loaded, SEED, query="그것을", layer=1, head=0)
     assert not r.ok and r.max_diff_out > 1e-4 and r.max_diff_weights < 1e-5
+    assert _failed(r) == {"v_recomputed", "out"}
 
 
 def test_missing_rope_is_caught(loaded, monkeypatch):
-    monkeypatch.setattr(explain_mod, "rotate", lambda x, cos, sin: x)
+    monkeypatch.setattr(explain_mod, "model_rope", lambda attn: lambda q, k, cos, sin: (q, k))
     r = explain(loaded, SEED, query="그것을", layer=1, head=0)
-    assert not r.ok and r.rope.k_rotated_vs_post > 1e-2
+    assert not r.ok and {"q_recomputed", "k_recomputed", "weights"} <= _failed(r)
 
 
 def test_query_at_position_zero(loaded):
@@ -133,7 +152,7 @@ def test_cli_errors(cli, model_dir):
 
 
 def test_cli_failed_check_exits_5(cli, model_dir, monkeypatch):
-    _perturbed("v", monkeypatch)
+    _perturbed("v_pre", monkeypatch)
     res = cli("explain", SEED, "--layer", "0", "--head", "0", "--model", str(model_dir))
     assert res.exit_code == 5 and "check failed" in res.stderr and "MISMATCH" in res.stdout
 

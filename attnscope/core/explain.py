@@ -1,25 +1,45 @@
-"""One head's scaled dot-product attention for one query, recomputed by hand from the model's q, k, v.
+"""One head's scaled dot-product attention for one query, recomputed by hand from the layer's input.
 
-``explain`` captures the post-RoPE q, k, v and the pre-o_proj output of one layer
-(``capture.Request(keep_qkv, keep_output)``), then follows the note's pseudo-code for one
-query position i and one query head h: scores_j = q_i . k_j for j <= i using KV head
-h // groups, scaled by the module's ``scaling`` (1/sqrt(d)), later positions masked,
-softmax, and out = sum_j w_j v_j. It compares the weights with the captured row and
-``out`` with the model's own output slice, and shows (via ``core.rope.project``) that
-q and k are rotated k_proj/q_proj outputs while v is v_proj's output as is.
+``explain`` takes the hidden states the layer's attention received (a pre-hook, via
+``core.rope.project``) and recomputes q, k and v itself: ``q_proj``/``k_proj``/``v_proj``
+of that input, then the model's own RoPE (its ``rotary_emb`` cos/sin at positions
+0..T-1, applied with the modeling module's own ``apply_rotary_pos_emb``). It then follows
+the note's pseudo-code for one query position i and one query head h: scores_j = q_i . k_j
+for j <= i using KV head h // groups, scaled by the module's ``scaling`` (1/sqrt(d)),
+later positions masked, softmax, and out = sum_j w_j v_j.
+
+Every check compares two independent computations: the recomputed q and k against the
+post-RoPE q and k the model handed its attention function; the recomputed weights against
+the row the capture engine computed from the model's own q and k; ``out`` against the
+model's own attention output (sdpa) for that head. Only ``rows_sum_to_one`` is arithmetic
+(true by the softmax's construction; shown, and it can fail only on NaN/inf).
 
 It does not handle padded batches (one sequence only) and does not print.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
-from attnscope.core.rope import check_lang, one_index, project, rotate, tolerance
+from attnscope.core.rope import attention_module, check_lang, cos_sin, one_index, project, rotate, tolerance
 from attnscope.core.tokens import check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
-from attnscope.results.explain import ExplainResult, RopeEvidence
+from attnscope.results.explain import Check, ExplainResult, RopeEvidence
+
+Rope = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def model_rope(attn: Any) -> Rope:
+    """The modeling module's own ``apply_rotary_pos_emb(q, k, cos, sin)`` (ours written out if it has none)."""
+    fn = getattr(sys.modules.get(type(attn).__module__), "apply_rotary_pos_emb", None)
+    if callable(fn):
+        return lambda q, k, cos, sin: fn(q, k, cos, sin)  # type: ignore[no-any-return]
+    return lambda q, k, cos, sin: (rotate(q, cos[:, None], sin[:, None]), rotate(k, cos[:, None], sin[:, None]))
 
 
 def _allowed(mask: torch.Tensor | None, query_pos: int, n_keys: int) -> torch.Tensor:
@@ -30,6 +50,10 @@ def _allowed(mask: torch.Tensor | None, query_pos: int, n_keys: int) -> torch.Te
     if row.dtype == torch.bool:
         return row.cpu()
     return (row > torch.finfo(row.dtype).min).cpu()
+
+
+def _check(name: str, kind: str, value: float, limit: float) -> Check:
+    return Check(name=name, kind=kind, value=value, limit=limit, ok=value <= limit)  # type: ignore[arg-type]
 
 
 def explain(
@@ -64,9 +88,14 @@ def explain(
     kv = hi // groups
     n_tok = proj.k.shape[1]
 
-    q = proj.q[hi, i]  # (D,)
-    k_all = proj.k[kv]  # (T, D)
-    v_all = proj.v[kv]  # (T, D)
+    # q, k, v recomputed from the layer's input: projections, then the model's own RoPE.
+    cos, sin = cos_sin(loaded.model, list(range(n_tok)))  # each (T, D), from rotary_emb
+    q_re, k_re = model_rope(attention_module(loaded.model, li))(
+        proj.q_pre[None], proj.k_pre[None], cos[None], sin[None]
+    )  # (1, H, T, D), (1, KV, T, D)
+    q = q_re[0, hi, i]  # (D,)
+    k_all = k_re[0, kv]  # (T, D)
+    v_all = proj.v_pre[kv]  # (T, D): v_proj(x), not rotated
     scores_all = k_all @ q  # (T,): q . k_j for every key, later ones included
     scaled_all = scores_all * proj.scaling
     allowed = _allowed(proj.mask, i, n_tok)
@@ -91,13 +120,19 @@ def explain(
     max_diff_out = float((out - model_out).abs().max())
     masked_captured_max = float(captured_all[masked].abs().max()) if masked else 0.0
     tol = tolerance(next(loaded.model.parameters()).dtype)
-    ok = (
-        max_diff_weights <= tol
-        and max_diff_out <= tol * max(1.0, float(v_all.abs().max()))
-        and masked_captured_max == 0.0
-        and evidence.v_pre_vs_post <= tol
-        and evidence.k_rotated_vs_post <= tol * max(1.0, float(k_all.abs().max()))
-    )
+    q_scale = max(1.0, float(proj.q[hi, i].abs().max()))
+    k_scale = max(1.0, float(proj.k[kv, seen].abs().max()))
+    v_scale = max(1.0, float(v_all.abs().max()))
+    checks = [
+        _check("q_recomputed", "independent", float((q - proj.q[hi, i]).abs().max()), tol * q_scale),
+        _check("k_recomputed", "independent", float((k_all[seen] - proj.k[kv, seen]).abs().max()), tol * k_scale),
+        _check("v_recomputed", "independent", float((v_all[seen] - proj.v[kv, seen]).abs().max()), tol * v_scale),
+        _check("weights", "independent", max_diff_weights, tol),
+        _check("out", "independent", max_diff_out, tol * v_scale),
+        _check("masked_keys", "independent", masked_captured_max, 0.0),
+        _check("rows_sum_to_one", "arithmetic", abs(float(weights_all[seen].sum()) - 1.0), tol),
+    ]
+    ok = all(c.ok for c in checks)
     notes: list[str] = []
     return ExplainResult(
         model=info,
@@ -128,6 +163,7 @@ def explain(
         rope=evidence,
         tolerance=tol,
         ok=ok,
+        checks=checks,
         dims=dims,
         lang=lang,
         notes=notes,

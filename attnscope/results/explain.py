@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from attnscope.results import Result
 from attnscope.results.common import ModelInfo, Query, Token
@@ -25,12 +26,32 @@ class RopeEvidence:
 
 
 @dataclass(frozen=True)
+class Check:
+    """One comparison: ``value`` = max |difference| (or |sum - 1|), ``ok`` = value <= limit.
+
+    kind ``independent``: two different computations of the same numbers (it fails when either
+    is wrong); ``arithmetic``: true by construction of the formula (shown, not evidence).
+    name: q_recomputed / k_recomputed / v_recomputed (q_proj/k_proj/v_proj of the layer's input,
+    RoPE by the model's own function, vs what the model handed attention), weights (recomputed vs
+    the captured row), out (vs the model's own attention output), masked_keys (captured weight on
+    keys after the query), rows_sum_to_one.
+    """
+
+    name: str
+    kind: Literal["independent", "arithmetic"]
+    value: float
+    limit: float
+    ok: bool
+
+
+@dataclass(frozen=True)
 class ExplainResult(Result):
     """Everything indexed by key j runs over ``keys`` = 0..query.index (the keys the query may see).
 
     scores[j] = q . k_j; scaled[j] = scores[j] * scaling (= / sqrt(head_dim)); weights = softmax(scaled);
     captured[j] is the row the capture engine (``attnscope weights``) returned; out = sum_j weights[j] v_j
-    and model_out is the model's attention output for this head before o_proj. ``masked`` lists the
+    and model_out is the model's attention output for this head before o_proj. q, k and v are
+    recomputed from the layer's input (projections, then the model's own RoPE), not the captured ones. ``masked`` lists the
     key positions after the query that the mask removed (set to -inf), and ``masked_captured_max`` the
     largest weight the capture gave any of them (0 when the mask works).
     """
@@ -65,6 +86,7 @@ class ExplainResult(Result):
     rope: RopeEvidence
     tolerance: float
     ok: bool
+    checks: list[Check] = field(default_factory=list)
     dims: int = 4  # how many dims the view shows
     lang: str = "en"
     notes: list[str] = field(default_factory=list)

@@ -20,6 +20,7 @@ forward and the targets of issue 6). This script does not tune anything; it repo
 
     python bench/run.py                         # the full table on the real 0.5B model
     python bench/run.py --lengths 256,1024 --capture-only '' --name smoke
+    python bench/run.py --table-only            # rewrite the .md from the saved .json, measure nothing
 """
 
 from __future__ import annotations
@@ -314,7 +315,16 @@ def main(argv: list[str] | None = None) -> int:
         help="add these runs to an existing <out>/<name>.json (replacing its runs of the same T and kind)",
     )
     ap.add_argument("--reps", type=int, default=0, help="timed forwards per measurement (0: by T, 5 down to 1)")
+    ap.add_argument(
+        "--table-only",
+        action="store_true",
+        help="measure nothing: rewrite <out>/<name>.md from the existing <out>/<name>.json",
+    )
     args = ap.parse_args(argv)
+    if args.table_only:
+        source = Path(args.out) / f"{args.name}.json"
+        (Path(args.out) / f"{args.name}.md").write_text(table(json.loads(source.read_text())))
+        return 0
 
     lengths = [int(x) for x in args.lengths.split(",") if x]
     capture_only = [int(x) for x in args.capture_only.split(",") if x]

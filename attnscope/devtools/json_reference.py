@@ -1,0 +1,225 @@
+"""Generate docs/json-reference.md from the result dataclasses.
+
+The reference lists every schema in ``attnscope.results.registry.RESULT_TYPES``: its
+fields, their JSON types and what they mean, read from the class docstrings, attribute
+docstrings and the ``# comments`` on the field lines. Nested result types get a section of
+their own, written once and linked wherever they appear. The output depends on the code
+only (no version number, no date), so a test can compare it with the committed copy.
+
+Run: ``python -m attnscope.devtools.json_reference > docs/json-reference.md``
+(``--check`` compares instead of printing). This module is not imported by the CLI.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import enum
+import inspect
+import io
+import sys
+import textwrap
+import tokenize
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+COMMAND = "python -m attnscope.devtools.json_reference > docs/json-reference.md"
+OUTPUT = Path("docs/json-reference.md")
+
+
+def _anchor(cls: type) -> str:
+    module = cls.__module__.rsplit(".", 1)[-1]
+    return f"{module}-{cls.__name__}".lower()
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """Field name -> its documentation: the comment on its line, comment lines above it, or the
+    string literal right after it (an attribute docstring)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    node = tree.body[0]
+    assert isinstance(node, ast.ClassDef)
+    docs: dict[str, str] = {}
+    body = node.body
+    for i, stmt in enumerate(body):
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        name = stmt.target.id
+        parts: list[str] = []
+        # full-line comments right above the field
+        above: list[str] = []
+        line = stmt.lineno - 1
+        while line >= 1 and lines[line - 1].strip().startswith("#"):
+            above.insert(0, comments.get(line, ""))
+            line -= 1
+        parts.extend(a for a in above if a)
+        end = stmt.end_lineno or stmt.lineno
+        for ln in range(stmt.lineno, end + 1):
+            if ln in comments and not lines[ln - 1].strip().startswith("#"):
+                parts.append(comments[ln])
+        if i + 1 < len(body):
+            nxt = body[i + 1]
+            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
+                parts.append(" ".join(nxt.value.value.split()))
+        if parts:
+            docs[name] = " ".join(parts)
+    return docs
+
+
+def _doc(cls: type) -> str:
+    doc = cls.__dict__.get("__doc__") or ""
+    if doc.startswith(cls.__name__ + "("):  # dataclass's generated signature, not a docstring
+        return ""
+    return inspect.cleandoc(doc).replace("``", "`")
+
+
+def _type(tp: Any, nested: list[type]) -> str:
+    """The JSON form of a Python annotation, with links to nested result types."""
+    if tp is type(None):
+        return "null"
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = get_args(tp)
+        inner = [_type(a, nested) for a in args if a is not type(None)]
+        text = " or ".join(inner)
+        return text + " or null" if type(None) in args else text
+    if origin is Literal:
+        return " \\| ".join(f'`"{a}"`' if isinstance(a, str) else f"`{a!r}`".lower() for a in get_args(tp))
+    if origin in (list, tuple):
+        items = [a for a in get_args(tp) if a is not Ellipsis]
+        if origin is tuple and len(items) > 1 and len(set(items)) > 1:
+            return "[" + ", ".join(_type(a, nested) for a in items) + "]"
+        return "list of " + (_type(items[0], nested) if items else "any")
+    if origin is dict:
+        args = get_args(tp)
+        return "object of " + (_type(args[1], nested) if len(args) == 2 else "any")
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return " \\| ".join(f'`"{m.value}"`' if isinstance(m.value, str) else f"`{m.value}`" for m in tp)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if tp not in nested:
+            nested.append(tp)
+        return f"[{tp.__name__}](#{_anchor(tp)})"
+    names = {int: "int", float: "float", str: "string", bool: "bool"}
+    if tp in names:
+        return names[tp]
+    if tp is Any:
+        return "any"
+    return str(tp)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _fields_table(cls: type, nested: list[type], top: bool) -> list[str]:
+    hints = typing.get_type_hints(cls)
+    docs = _field_docs(cls)
+    for base in cls.__mro__[1:]:
+        if dataclasses.is_dataclass(base):
+            docs = {**_field_docs(base), **docs}
+    out = ["| field | type | meaning |", "|---|---|---|"]
+    if top:
+        schema = getattr(cls, "SCHEMA", "")
+        out.append(f'| `schema` | string | `"{schema}"` |')
+        out.append("| `attnscope_version` | string | the attnscope version that wrote the document |")
+    for f in dataclasses.fields(cls):
+        tp = _type(hints[f.name], nested)
+        optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        meaning = docs.get(f.name, "")
+        if optional:
+            tp += " (optional)"
+        out.append(f"| `{f.name}` | {_cell(tp)} | {_cell(meaning.replace('``', '`'))} |")
+    return out
+
+
+def generate() -> str:
+    """The whole Markdown reference, as a string."""
+    from attnscope.results.registry import RESULT_TYPES
+
+    out = [
+        "# JSON reference",
+        "",
+        f"<!-- Generated by `{COMMAND}`; do not edit by hand. -->",
+        "",
+        "Every `--json` output is one JSON document on one line. It starts with `schema` (the result",
+        "type and its version, `attnscope.NAME/N`) and `attnscope_version`. Floats are never rounded.",
+        "`attnscope render FILE` draws any of these documents again, and `attnscope.from_json(doc)`",
+        "rebuilds the Python result object from one. A field marked *(optional)* has a default: a",
+        "document without it still renders.",
+        "",
+        "This page is generated from the result dataclasses in `attnscope/results/` (their docstrings",
+        "and field comments). To change a description, change the code and run",
+        "",
+        "```bash",
+        COMMAND,
+        "```",
+        "",
+        "## Schemas",
+        "",
+    ]
+    for cls in RESULT_TYPES:
+        first = _doc(cls).split("\n\n")[0].replace("\n", " ")
+        out.append(f"- [`{cls.SCHEMA}`](#{_anchor(cls)})" + (f": {first}" if first else ""))
+    out.append("")
+    written: set[type] = set()
+    for cls in RESULT_TYPES:
+        nested: list[type] = []
+        out.append(f'<a id="{_anchor(cls)}"></a>')
+        out.append("")
+        out.append(f"## `{cls.SCHEMA}`")
+        out.append("")
+        out.append(f"Python: `{cls.__module__}.{cls.__name__}`.")
+        doc = _doc(cls)
+        if doc:
+            out += ["", doc]
+        out.append("")
+        out += _fields_table(cls, nested, top=True)
+        out.append("")
+        i = 0
+        while i < len(nested):
+            sub = nested[i]
+            i += 1
+            if sub in written:
+                continue
+            written.add(sub)
+            out.append(f'<a id="{_anchor(sub)}"></a>')
+            out.append("")
+            out.append(f"### {sub.__name__}")
+            out.append("")
+            out.append(f"Python: `{sub.__module__}.{sub.__name__}`.")
+            doc = _doc(sub)
+            if doc:
+                out += ["", doc]
+            out.append("")
+            out += _fields_table(sub, nested, top=False)
+            out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    text = generate()
+    if args == ["--check"]:
+        if not OUTPUT.exists() or OUTPUT.read_text(encoding="utf-8") != text:
+            print(f"{OUTPUT} is out of date; run: {COMMAND}", file=sys.stderr)
+            return 1
+        return 0
+    if args:
+        print("usage: python -m attnscope.devtools.json_reference [--check]", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -30,6 +30,7 @@ COMMANDS = {
     "explain": ["explain", SEED, "--layer", "1", "--head", "2", "--model", MODEL],
     "rope": ["rope", "--model", MODEL],
     "reuse": ["reuse", "민수는 사과를 샀다.", " 그는 그것을 먹었다.", "--model", MODEL],
+    "roles": ["roles", "--length", "6", "--model", MODEL],
 }
 NONDETERMINISTIC = {"reuse"}  # measures time: two runs differ, so only the same run's views are compared
 
@@ -108,6 +109,37 @@ def test_inconsistent_fields_are_a_clear_error(cli, model_dir, tmp_path):
     res = cli("render", _write(tmp_path, json.dumps(doc)))
     assert res.exit_code == 6 and res.stdout == ""
     assert "do not fit together" in res.stderr
+
+
+def _edited(cli, model_dir, tmp_path, name, edit):
+    doc = json.loads(cli(*_args(name, model_dir), "--json").stdout)
+    edit(doc)
+    return cli("render", _write(tmp_path, json.dumps(doc)))
+
+
+def _set_bar(doc, value):
+    doc["chart"]["bars"][1]["weight"] = value
+
+
+@pytest.mark.parametrize(
+    "name,edit,says",
+    [
+        ("weights", lambda d: _set_bar(d, 5.0), "the bar of tokens [1] is 5"),
+        ("weights", lambda d: d["chart"].__setitem__("total", 5.0), "the stored sum 5"),
+        ("weights-per-head", lambda d: d["per_head"][0]["bars"][0].__setitem__("weight", 0.5), "L1 H0"),
+        ("heads", lambda d: d["top"][0].__setitem__("score", 0.999), "is not its row summed over the key"),
+        ("heads", lambda d: d["ranking"].reverse(), "not in descending order"),
+        ("matrix", lambda d: d["weights"][3].__setitem__(0, 0.9), "row of query position 3"),
+        ("roles", lambda d: d["top"]["induction"].reverse(), "top induction"),
+        ("roles", lambda d: d.__setitem__("sink_rate", 0.5), "sink_rate 0.5"),
+    ],
+)
+def test_edited_derived_numbers_are_refused(cli, model_dir, tmp_path, name, edit, says):
+    """render recomputes sums, shares and rankings from the raw values: an edit is one line, exit 6."""
+    res = _edited(cli, model_dir, tmp_path, name, edit)
+    assert res.exit_code == 6 and res.stdout == ""
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert says in res.stderr and "disagree with the raw values" in res.stderr
 
 
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples").glob("*.json"))

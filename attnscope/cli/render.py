@@ -56,9 +56,19 @@ def render_cmd(
     out: Output,
 ) -> None:
     """Draw a saved --json result again (weights, heads, mask, matrix, tokens, info, ...): no model needed."""
+    from attnscope.core.consistency import problem
     from attnscope.errors import AttnscopeError, ExitCode
 
     result = read_result(file)
+    try:
+        bad = problem(result)
+    except (IndexError, KeyError, ValueError, TypeError, RuntimeError) as exc:
+        bad = f"the raw values do not fit their shapes ({type(exc).__name__}: {exc})"
+    if bad:
+        name = "stdin" if file == "-" else file
+        raise AttnscopeError(
+            f"{name}: {bad}; the derived numbers disagree with the raw values (was it edited?)", ExitCode.INPUT_FILE
+        )
     try:
         out.emit(result)
     except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as exc:

@@ -28,11 +28,12 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
+from attnscope.core.ranking import rank
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
 from attnscope.results.common import Token
-from attnscope.results.roles import ROLES, RankedHead, RoleScores, RolesResult, RoleTop
+from attnscope.results.roles import ROLES, RoleScores, RolesResult, RoleTop
 
 SINK_EPSILON = 0.3  # Gu et al. 2024's threshold
 DEFAULT_LENGTH = 50
@@ -77,13 +78,6 @@ def scores(patterns: torch.Tensor, ids: torch.Tensor) -> dict[str, torch.Tensor]
         "induction": detection_score(patterns, induction_pattern(ids)),
         "sink": sink_score(patterns),
     }
-
-
-def rank(grid: torch.Tensor, groups: int, top: int) -> list[RankedHead]:
-    """The ``top`` heads of an (L, H) grid, score descending; ties by layer, then head."""
-    flat = [(float(grid[layer, head]), layer, head) for layer in range(grid.shape[0]) for head in range(grid.shape[1])]
-    flat.sort(key=lambda s: (-s[0], s[1], s[2]))
-    return [RankedHead(layer=layer, head=head, kv_head=head // groups, score=s) for s, layer, head in flat[:top]]
 
 
 def random_ids(tokenizer: Any, length: int, seed: int) -> list[int]:
@@ -183,7 +177,7 @@ def roles(
         bos=bos,
         tokens=tokens,
         scores=RoleScores(**{role: got[role].tolist() for role in ROLES}),
-        top=RoleTop(**{role: rank(got[role], groups, top) for role in ROLES}),
+        top=RoleTop(**{role: rank(got[role].tolist(), groups, top) for role in ROLES}),
         sink_threshold=SINK_EPSILON,
         sink_rate=float((sink > SINK_EPSILON).float().mean()),
     )

@@ -51,12 +51,14 @@ from attnscope.cli import rope  # noqa: E402
 from attnscope.cli import reuse  # noqa: E402
 from attnscope.cli import render  # noqa: E402
 from attnscope.cli import roles  # noqa: E402
+from attnscope.cli import generate  # noqa: E402
 
 # isort: on
 
 __all__ = [
     "app",
     "explain",
+    "generate",
     "heads",
     "info",
     "main",

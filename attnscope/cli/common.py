@@ -39,6 +39,14 @@ ChatOpt = Annotated[
     bool, typer.Option("--chat", help="Apply the tokenizer's chat template, with the generation prompt.")
 ]
 SystemOpt = Annotated[str | None, typer.Option("--system", help="System message for --chat.")]
+MessagesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--messages",
+        help='A JSON file: a list of {"role": system|user|assistant, "content": ...} as in the HF chat format. '
+        "Implies --chat; a PROMPT becomes the last user turn.",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the view.")]
 SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also write the view to this SVG file.")]
 HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write the view to this HTML file.")]
@@ -264,6 +272,31 @@ def read_prompt(prompt: str) -> str:
     if not text.strip():
         raise AttnscopeError("the prompt read from stdin is empty")
     return text.rstrip("\n")
+
+
+def read_messages(path: str | None) -> Any:
+    """The messages of a --messages file (``list[Message]``), or None without one."""
+    if path is None:
+        return None
+    from attnscope.core.segments import parse_messages
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise AttnscopeError(f"--messages {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise AttnscopeError(f"--messages {path}: not UTF-8 (byte {exc.start})", ExitCode.INPUT_FILE) from None
+    except json.JSONDecodeError as exc:
+        raise AttnscopeError(
+            f"--messages {path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", ExitCode.INPUT_FILE
+        ) from None
+    try:
+        return parse_messages(doc, f"--messages {path}")
+    except AttnscopeError as exc:
+        raise AttnscopeError(exc.message, ExitCode.INPUT_FILE) from None
 
 
 def progress(message: str) -> None:

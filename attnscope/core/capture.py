@@ -44,14 +44,15 @@ class Request:
     """What to keep from one forward pass.
 
     ``positions`` is (batch, P): the query positions whose rows are wanted in each
-    sequence. ``layers`` are the layers whose rows are computed. ``keep_qkv``,
+    sequence; None means the last query position of each call (one row per sequence),
+    which is the new token's row when a decode step runs against a KV cache. ``layers`` are the layers whose rows are computed. ``keep_qkv``,
     ``keep_output`` and ``keep_mask`` name layers whose post-RoPE q/k, v, pre-o_proj
     output or the mask the model passed in are kept as well. ``norms`` names layers whose
     value-vector norms ``||f_h(x_j)||`` (``attnscope.core.norm``) are computed, with the
     completeness check at ``positions`` when that layer's rows cover every head.
     """
 
-    positions: torch.Tensor
+    positions: torch.Tensor | None
     layers: frozenset[int]
     keep_qkv: frozenset[int] = frozenset()
     keep_output: frozenset[int] = frozenset()
@@ -159,10 +160,13 @@ def _attention(
         q_in, k_in, m_in = query, key, attention_mask
         if request.heads is not None:
             q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
+        positions = request.positions
+        if positions is None:  # the last query of this call: (B, 1)
+            positions = torch.full((query.shape[0], 1), query.shape[2] - 1, dtype=torch.long)
         captured.rows[layer] = attention_rows(
             q_in,
             k_in,
-            request.positions,
+            positions,
             float(kwargs.get("scaling") or query.shape[-1] ** -0.5),
             m_in,
             kwargs.get("sliding_window"),
@@ -234,7 +238,10 @@ def prepare(model: Any) -> None:
 
 
 @contextlib.contextmanager
-def _session(request: Request) -> Iterator[Captured]:
+def session(request: Request) -> Iterator[Captured]:
+    """Capture ``request`` in every attention call made inside the block (the model must be
+    :func:`prepare`d). With a KV cache each call sees the cached keys, so a decode step's
+    rows span every key so far."""
     global _active
     if _active is not None:
         raise RuntimeError("capture sessions do not nest")
@@ -272,7 +279,7 @@ def run(
     prepare(model)
     device = next(model.parameters()).device
     _guard_memory(model, input_ids, attention_mask, request, str(device))
-    with _session(request) as captured, torch.inference_mode():
+    with session(request) as captured, torch.inference_mode():
         try:
             decoder(model)(
                 input_ids=input_ids.to(device),
@@ -304,7 +311,7 @@ def _guard_memory(
         heads = len(request.heads)
     hidden = int(getattr(config, "hidden_size", 0) or 0)
     batch, keys = input_ids.shape  # (B, T)
-    queries = int(request.positions.shape[1])  # (B, P)
+    queries = 1 if request.positions is None else int(request.positions.shape[1])  # (B, P)
     kept_layers = len(request.keep_qkv | request.keep_output)
     kept, transient = memory.capture_bytes(
         layers=len(request.layers),

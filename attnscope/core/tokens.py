@@ -12,12 +12,14 @@ This module does not run the model and does not print.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
 from attnscope.errors import AttnscopeError
 from attnscope.results.common import Query, Token, Word
+from attnscope.results.segments import ChatTemplate, Message, Segment
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,8 @@ class Encoded:
     tokens: list[Token]
     words: list[Word]
     chat: bool
+    segments: list[Segment] = field(default_factory=list)  # chat only: every token's origin
+    template: ChatTemplate | None = None  # chat only: what the template did
 
 
 @cache
@@ -181,33 +185,54 @@ def readable(
     return tokens, words
 
 
-def apply_chat(tokenizer: Any, prompt: str, system: str | None) -> str:
-    if not getattr(tokenizer, "chat_template", None):
-        raise AttnscopeError("--chat: this tokenizer has no chat template")
-    messages = []
-    if system is not None:
-        messages.append({"role": "system", "content": system})
-    messages.append({"role": "user", "content": prompt})
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    return str(text)
-
-
 def check_prompt(prompt: str) -> None:
     if not prompt or not prompt.strip():
         raise AttnscopeError("the prompt is empty")
 
 
-def encode(tokenizer: Any, prompt: str, *, chat: bool = False, system: str | None = None) -> Encoded:
-    """Tokenize one prompt (with the chat template and generation prompt if ``chat``)."""
-    check_prompt(prompt)
+def encode(
+    tokenizer: Any,
+    prompt: str | None,
+    *,
+    chat: bool = False,
+    system: str | None = None,
+    messages: Sequence[Message] | None = None,
+) -> Encoded:
+    """Tokenize one prompt; with ``chat`` (implied by ``messages``) the conversation
+    (system, messages, then the prompt as the last user turn) goes through the chat
+    template with the generation prompt, and every token gets its segment."""
+    if messages is not None:
+        chat = True
     if system is not None and not chat:
         raise AttnscopeError("--system needs --chat")
-    text = apply_chat(tokenizer, prompt, system) if chat else prompt
-    ids = list(tokenizer(text, add_special_tokens=not chat)["input_ids"])
+    if prompt is not None or not chat:
+        check_prompt(prompt or "")
+    if chat:
+        return _encode_chat(tokenizer, prompt, system, messages)
+    assert prompt is not None
+    ids = list(tokenizer(prompt, add_special_tokens=True)["input_ids"])
     if not ids:
         raise AttnscopeError("the prompt gives no tokens")
-    tokens, words = readable(tokenizer, text, ids)
-    return Encoded(text=text, ids=ids, tokens=tokens, words=words, chat=chat)
+    tokens, words = readable(tokenizer, prompt, ids)
+    return Encoded(text=prompt, ids=ids, tokens=tokens, words=words, chat=False)
+
+
+def _encode_chat(tokenizer: Any, prompt: str | None, system: str | None, messages: Sequence[Message] | None) -> Encoded:
+    from attnscope.core.segments import chat_messages, label_tokens, render_chat
+
+    rendered = render_chat(tokenizer, chat_messages(prompt, system, messages))
+    ids = [int(i) for i in tokenizer(rendered.text, add_special_tokens=False)["input_ids"]]
+    if not ids:
+        raise AttnscopeError("the prompt gives no tokens")
+    tokens, words = readable(tokenizer, rendered.text, ids)
+    segments = label_tokens(tokens, rendered.keys)
+    # What a user who tokenizes the rendered text the usual way gets (special tokens added):
+    # a BOS doubled, or a special token split, shows here.
+    plain = [int(i) for i in tokenizer(rendered.text)["input_ids"]]
+    template = replace(rendered.template, reencode_matches=plain == rendered.template_ids)
+    return Encoded(
+        text=rendered.text, ids=ids, tokens=tokens, words=words, chat=True, segments=segments, template=template
+    )
 
 
 def check_length(n_tokens: int, max_positions: int | None) -> None:

@@ -176,6 +176,7 @@ _HTML_FORMAT = _html_format()
 # Every view registers itself on import; this list is the table of views.
 from attnscope.render import (  # noqa: E402
     explain,
+    generate,
     heads,
     info,
     mask,
@@ -192,6 +193,7 @@ __all__ = [
     "Ctx",
     "explain",
     "figure",
+    "generate",
     "heads",
     "info",
     "mask",

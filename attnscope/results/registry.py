@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from attnscope.results import Result
 from attnscope.results.explain import ExplainResult
+from attnscope.results.generate import GenerateResult
 from attnscope.results.heads import HeadsResult
 from attnscope.results.info import InfoResult
 from attnscope.results.mask import MaskResult
@@ -31,4 +32,5 @@ RESULT_TYPES: tuple[type[Result], ...] = (
     RopeResult,
     ReuseResult,
     RolesResult,
+    GenerateResult,
 )

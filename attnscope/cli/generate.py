@@ -1,0 +1,106 @@
+"""``attnscope generate``: the model answers through its KV cache; each new token's attention
+rows are kept from the same cached step. Ctrl-C prints the answer so far on stderr, exit 130."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import (
+    Chat,
+    MessagesOpt,
+    Model,
+    Output,
+    handle_errors,
+    option_groups,
+    progress,
+    read_messages,
+    read_prompt,
+    stderr_line,
+)
+
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
+
+
+@app.command("generate")
+@handle_errors
+@option_groups
+def generate_cmd(
+    prompt: Annotated[
+        str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Optional with --messages.")
+    ] = None,
+    *,
+    messages: MessagesOpt = None,
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", "-n", help="Most new tokens to generate.")] = 20,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sample at this temperature. Default: greedy.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Random seed for --temperature.")] = None,
+    layer: Annotated[str, typer.Option("--layer", "-l", help="Layers: 5, -1, 0,3,20-23 or all.")] = "all",
+    head: Annotated[str, typer.Option("--head", help="Heads: 5, -1, 0,3,8-13 or all.")] = "all",
+    steps: Annotated[
+        str | None,
+        typer.Option(
+            "--steps", help="Answer tokens to detail in the view, from 0: 3, 0-4,10 or all. Default: the first 20."
+        ),
+    ] = None,
+    model: Model,
+    chat: Chat,
+    out: Output,
+) -> None:
+    """Generate an answer with the KV cache; show where each new token looked (captured in the same step)."""
+    from attnscope.core.generate import Interrupted, check_settings, generate, parse_steps
+    from attnscope.core.tokens import encode
+    from attnscope.errors import AttnscopeError
+
+    def flags(exc: AttnscopeError) -> AttnscopeError:
+        words = exc.message.replace("max_new_tokens must", "--max-new-tokens must")
+        words = words.replace("temperature must", "--temperature must").replace("a seed needs", "--seed needs")
+        words = words.replace("steps '", "--steps '")
+        return AttnscopeError(words, exc.code)
+
+    try:
+        check_settings(max_new_tokens, temperature, seed)
+        detail = parse_steps(steps)
+    except AttnscopeError as exc:
+        raise flags(exc) from None
+    chosen = read_messages(messages)
+    text = read_prompt(prompt) if prompt is not None else None
+    if text is None and chosen is None:
+        raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
+    done: list[int] = []
+    try:
+        loaded = model.load()
+        enc = encode(loaded.tokenizer, text, chat=chat.chat, system=chat.system, messages=chosen)
+
+        def on_token(ids: list[int]) -> None:
+            done[:] = ids
+            progress(f"generating {len(ids)}/{max_new_tokens}")
+
+        try:
+            result = generate(
+                loaded,
+                enc,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                seed=seed,
+                layer=layer,
+                head=head,
+                steps=detail,
+                on_token=on_token,
+            )
+        except AttnscopeError as exc:
+            raise flags(exc) from None
+    except Interrupted as exc:
+        answer = loaded.tokenizer.decode(exc.ids)
+        stderr_line(f"attnscope: interrupted after {len(exc.ids)} new token(s); the answer so far:")
+        sys.stderr.write(answer + "\n")
+        sys.stderr.flush()
+        raise typer.Exit(INTERRUPTED) from None
+    except KeyboardInterrupt:
+        stderr_line("attnscope: interrupted before the first new token")
+        raise typer.Exit(INTERRUPTED) from None
+    out.emit(result)

@@ -1,0 +1,340 @@
+"""Generate an answer through the KV cache and keep each new token's attention rows.
+
+The decode loop is the one a model runs in use: one forward over the prompt, then one
+forward per new token with the cache (transformers' ``cache``, formerly ``past_key_values``), greedy by default or
+sampled at a temperature with a seed. The capturing attention function
+(``attnscope.core.capture``) sees, in each step, the post-RoPE query of the single new
+position and the cached keys, and keeps that row: no second pass over the sequence.
+Sampling applies the temperature alone (no top-k, top-p or repetition penalty), so
+transformers' ``generate(do_sample=True, temperature=T, top_k=0)`` after
+``torch.manual_seed(S)`` picks the same tokens.
+
+This module does not load models and does not print; Ctrl-C surfaces as
+:class:`Interrupted` carrying the tokens generated so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from attnscope.core import capture
+from attnscope.core.segments import segmented
+from attnscope.core.select import parse_indices
+from attnscope.core.tokens import Encoded, readable
+from attnscope.errors import AttnscopeError
+from attnscope.loading import Loaded
+from attnscope.results.common import Token, Word
+from attnscope.results.generate import GenerateResult, GenerateStep, HeadShare, StopReason, WordShare
+from attnscope.results.segments import Segment
+
+TOP_WORDS = 3
+TOP_HEADS = 3
+LAYER_GROUPS = 3
+DETAIL = 20  # answer tokens detailed by default
+
+
+class Interrupted(Exception):
+    """Ctrl-C during generation: ``ids`` are the tokens generated before it."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(f"interrupted after {len(ids)} new token(s)")
+        self.ids = ids
+
+
+@dataclass
+class Decoded:
+    """What the decode loop produced: new ids, their probabilities and, with capture,
+    one (layer, head, key) fp32 row tensor per new token (keys 0..index-1)."""
+
+    ids: list[int]
+    probs: list[float]
+    rows: list[torch.Tensor]
+    stop: StopReason
+
+
+def check_settings(max_new_tokens: int, temperature: float | None, seed: int | None) -> None:
+    if max_new_tokens <= 0:
+        raise AttnscopeError(f"max_new_tokens must be at least 1 (got {max_new_tokens})")
+    if temperature is not None and not temperature > 0:
+        raise AttnscopeError(f"temperature must be above 0 (got {temperature}); leave it out for greedy decoding")
+    if seed is not None and temperature is None:
+        raise AttnscopeError("a seed needs a temperature: greedy decoding draws nothing at random")
+
+
+def check_room(prompt_len: int, max_new_tokens: int, max_positions: int | None) -> None:
+    """The prompt plus every new token must fit in the model's positions."""
+    if max_positions and prompt_len + max_new_tokens > max_positions:
+        raise AttnscopeError(
+            f"the prompt has {prompt_len} tokens; with {max_new_tokens} new tokens that is "
+            f"{prompt_len + max_new_tokens} positions, more than this model's max_position_embeddings ({max_positions})"
+        )
+
+
+def stop_ids(model: Any, tokenizer: Any) -> list[int]:
+    """Token ids that end the answer: the generation config's eos ids and the tokenizer's eos."""
+    out: list[int] = []
+    config = getattr(model, "generation_config", None)
+    value = getattr(config, "eos_token_id", None)
+    for v in value if isinstance(value, (list, tuple)) else [value]:
+        if isinstance(v, int) and v not in out:
+            out.append(v)
+    eos = getattr(tokenizer, "eos_token_id", None)
+    if isinstance(eos, int) and eos not in out:
+        out.append(eos)
+    return out
+
+
+def decode(
+    model: Any,
+    ids: Sequence[int],
+    *,
+    max_new_tokens: int,
+    stop: Sequence[int] = (),
+    temperature: float | None = None,
+    seed: int | None = None,
+    layers: Sequence[int] | None = None,
+    heads: Sequence[int] | None = None,
+    keep_rows: bool = True,
+    on_token: Callable[[list[int]], None] | None = None,
+) -> Decoded:
+    """Generate up to ``max_new_tokens`` after ``ids`` with the KV cache, one forward per token.
+
+    With ``keep_rows`` each step keeps the new token's rows for ``layers`` (default all)
+    and ``heads`` (default all), captured inside that step's own forward. ``on_token`` is
+    called with the new ids after each step. KeyboardInterrupt becomes :class:`Interrupted`.
+    """
+    capture.prepare(model)
+    n_layers = int(model.config.num_hidden_layers)
+    request = capture.Request(
+        positions=None,
+        layers=frozenset(range(n_layers) if layers is None else layers),
+        stop=False,
+        heads=None if heads is None else frozenset(heads),
+    )
+    device = next(model.parameters()).device
+    generator = None
+    if temperature is not None:
+        generator = torch.Generator(device=device)
+        generator.manual_seed(seed if seed is not None else torch.seed())
+    stop_set = set(stop)
+    new: list[int] = []
+    probs: list[float] = []
+    rows: list[torch.Tensor] = []
+    reason: StopReason = "max_new_tokens"
+    step_input = torch.tensor([list(ids)], device=device)  # (1, T) the prompt, then (1, 1) per step
+    past: Any = None
+    try:
+        with torch.inference_mode():
+            for _ in range(max_new_tokens):
+                with capture.session(request) if keep_rows else contextlib.nullcontext() as captured:
+                    out = model(input_ids=step_input, cache=past, use_cache=True, logits_to_keep=1)
+                past = out.cache
+                logits = out.logits[0, -1].float()  # (vocab,)
+                if temperature is None:
+                    dist = torch.softmax(logits, dim=-1)
+                    token = int(torch.argmax(logits))
+                else:
+                    dist = torch.softmax(logits / temperature, dim=-1)
+                    token = int(torch.multinomial(dist[None], num_samples=1, generator=generator)[0, 0])
+                if captured is not None:
+                    order = sorted(request.layers)
+                    rows.append(torch.stack([captured.rows[layer][0, :, 0, :] for layer in order]))  # (L, H, T)
+                new.append(token)
+                probs.append(float(dist[token]))
+                if on_token is not None:
+                    on_token(new)
+                if token in stop_set:
+                    reason = "eos"
+                    break
+                step_input = torch.tensor([[token]], device=device)  # (1, 1)
+    except KeyboardInterrupt:
+        raise Interrupted(new) from None
+    if rows:
+        capture.check_finite({i: r[None, :, None, :] for i, r in enumerate(rows)})
+    return Decoded(ids=new, probs=probs, rows=rows, stop=reason)
+
+
+def answer_tokens(tokenizer: Any, enc: Encoded, new_ids: Sequence[int]) -> tuple[str, list[Token], list[Word]]:
+    """The text, tokens and words of prompt + answer. The prompt's tokens keep their
+    records; a token that holds part of a character the answer never finished (the
+    answer stopped mid-character) is labelled from its own bytes."""
+    from attnscope.core.tokens import _token_bytes
+
+    ids = list(enc.ids) + list(new_ids)
+    pieces = _token_bytes(tokenizer, list(new_ids))
+    if pieces is not None:
+        try:
+            text = enc.text + b"".join(pieces).decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            tokens, words = readable(tokenizer, text, ids)
+            return text, tokens, words
+    # Fallback: each answer token decoded alone, one word each.
+    tokens = list(enc.tokens)
+    words = list(enc.words)
+    text = enc.text
+    for offset, tid in enumerate(new_ids):
+        piece = str(tokenizer.decode([tid]))
+        index = len(enc.ids) + offset
+        word = len(words)
+        tokens.append(
+            Token(
+                index=index,
+                id=int(tid),
+                text=piece,
+                start=len(text),
+                end=len(text) + len(piece),
+                word=word,
+                label=piece.strip() or "␣",
+            )
+        )
+        words.append(Word(index=word, text=piece.strip() or "␣", tokens=[index]))
+        text += piece
+    return text, tokens, words
+
+
+def parse_steps(spec: str | None) -> list[int] | None:
+    """Answer-token numbers (0 = the first new token) from ``3``, ``0-4,10`` or ``all``; None for all."""
+    if spec is None or spec.strip().lower() == "all":
+        return None
+    out: set[int] = set()
+    for item in spec.split(","):
+        lo, _, hi = item.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)):
+            raise AttnscopeError(f"steps {spec!r}: use answer-token numbers from 0, such as 3, 0-4,10 or all")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(out)
+
+
+def pick_detail(steps: list[int] | None, n: int) -> list[int]:
+    """The steps to detail: the chosen ones that exist, or by default the first DETAIL."""
+    if steps is None:
+        return list(range(min(n, DETAIL)))
+    return [s for s in steps if s < n]
+
+
+def layer_groups(layers: Sequence[int], n: int = LAYER_GROUPS) -> list[list[int]]:
+    """Up to ``n`` runs of consecutive selected layers of (nearly) equal size."""
+    n = min(n, len(layers))
+    return [list(layers[i * len(layers) // n : (i + 1) * len(layers) // n]) for i in range(n)]
+
+
+def _segments_of(enc: Encoded, n_new: int) -> list[Segment]:
+    """The prompt's segments (one "prompt" segment for a plain prompt), then the answer's."""
+    n_prompt = len(enc.ids)
+    segments = list(enc.segments) or [Segment(index=0, kind="prompt", tokens=list(range(n_prompt)))]
+    return [*segments, Segment(index=len(segments), kind="answer", tokens=list(range(n_prompt, n_prompt + n_new)))]
+
+
+def build_result(
+    loaded: Loaded,
+    enc: Encoded,
+    decoded: Decoded,
+    layers: list[int],
+    heads: list[int],
+    max_new_tokens: int,
+    temperature: float | None,
+    seed: int | None,
+    detail: list[int] | None = None,
+) -> GenerateResult:
+    """The result: tokens of prompt + answer with segments, and per step the raw rows and what they add up to."""
+    info = loaded.info
+    groups_per_kv = info.num_attention_heads // info.num_key_value_heads
+    n_prompt, n_new = len(enc.ids), len(decoded.ids)
+    text, plain, words = answer_tokens(loaded.tokenizer, enc, decoded.ids)
+    segments = _segments_of(enc, n_new)
+    tokens = segmented(plain, segments)
+    seg_of = [t.segment for t in tokens]
+    seg_index = torch.tensor(seg_of)  # (T,)
+    word_index = torch.tensor([t.word for t in tokens])  # (T,)
+    template = {s.index for s in segments if s.kind == "template"}
+    content = torch.tensor([i > 0 and seg_of[i] not in template for i in range(n_prompt)])  # (P,) the prompt's own text
+    groups = layer_groups(layers)
+    group_rows = [[layers.index(layer) for layer in g] for g in groups]
+    steps = []
+    for step, (tid, prob, rows) in enumerate(zip(decoded.ids, decoded.probs, decoded.rows, strict=True)):
+        index = n_prompt + step
+        keys = rows.shape[-1]  # rows: (L, H, keys) with keys == index
+        by_segment = torch.zeros(rows.shape[0], rows.shape[1], len(segments))  # (L, H, S)
+        by_segment.index_add_(2, seg_index[:keys], rows)
+        mean_row = rows.mean(dim=(0, 1))  # (keys,)
+        by_word = torch.zeros(len(words)).index_add_(0, word_index[:keys], mean_row)  # (W,)
+        top = torch.topk(by_word, min(TOP_WORDS, int((by_word > 0).sum()) or 1))
+        on_prompt = rows[:, :, :n_prompt][:, :, content].sum(dim=-1)  # (L, H)
+        best = torch.topk(on_prompt.flatten(), min(TOP_HEADS, on_prompt.numel()))
+        steps.append(
+            GenerateStep(
+                index=index,
+                id=tid,
+                text=tokens[index].text,
+                prob=prob,
+                weights=rows.tolist(),
+                segments=by_segment.tolist(),
+                group_segments=[by_segment[g].mean(dim=(0, 1)).tolist() for g in group_rows],
+                top_words=[
+                    WordShare(word=int(w), weight=float(v)) for v, w in zip(top.values, top.indices, strict=True)
+                ],
+                prompt_heads=[
+                    HeadShare(layer=layers[int(i) // len(heads)], head=heads[int(i) % len(heads)], weight=float(v))
+                    for v, i in zip(best.values, best.indices, strict=True)
+                ],
+            )
+        )
+    return GenerateResult(
+        model=info,
+        text=text,
+        chat=enc.chat,
+        tokens=tokens,
+        words=words,
+        segments=segments,
+        template=enc.template,
+        prompt_len=n_prompt,
+        layers=list(layers),
+        heads=list(heads),
+        kv_heads=[h // groups_per_kv for h in heads],
+        layer_groups=groups,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        seed=seed,
+        stop=decoded.stop,
+        steps=steps,
+        detail=pick_detail(detail, len(steps)),
+    )
+
+
+def generate(
+    loaded: Loaded,
+    enc: Encoded,
+    *,
+    max_new_tokens: int = 20,
+    temperature: float | None = None,
+    seed: int | None = None,
+    layer: str | None = None,
+    head: str | None = None,
+    steps: list[int] | None = None,
+    on_token: Callable[[list[int]], None] | None = None,
+) -> GenerateResult:
+    """Everything ``attnscope generate`` does for one encoded prompt."""
+    check_settings(max_new_tokens, temperature, seed)
+    info = loaded.info
+    layers = parse_indices(layer, info.num_hidden_layers, "layer")
+    heads = parse_indices(head, info.num_attention_heads, "head")
+    check_room(len(enc.ids), max_new_tokens, getattr(loaded.model.config, "max_position_embeddings", None))
+    decoded = decode(
+        loaded.model,
+        enc.ids,
+        max_new_tokens=max_new_tokens,
+        stop=stop_ids(loaded.model, loaded.tokenizer),
+        temperature=temperature,
+        seed=seed,
+        layers=layers,
+        heads=heads,
+        on_token=on_token,
+    )
+    return build_result(loaded, enc, decoded, layers, heads, max_new_tokens, temperature, seed, steps)

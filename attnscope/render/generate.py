@@ -1,0 +1,130 @@
+"""Terminal view of a GenerateResult: the answer, then for each detailed answer token where
+it looked (top words, the heads that read the prompt most) and each segment's share per
+layer group. Every number is read from the result; nothing is recomputed here."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from attnscope.render import Ctx, view
+from attnscope.render import segments as seg
+from attnscope.render.i18n import t
+from attnscope.results.generate import GenerateResult, GenerateStep
+
+
+def _span(layers: list[int]) -> str:
+    return f"{layers[0]}" if len(layers) == 1 else f"{layers[0]}~{layers[-1]}"
+
+
+def _header(r: GenerateResult, ctx: Ctx) -> Text:
+    lang = ctx.lang
+    text = Text()
+    text.append(t(lang, "generate.title", model=r.model.id), style="bold")
+    text.append("\n" + t(lang, "generate.prompt", n=r.prompt_len), style="dim")
+    decoding = (
+        t(lang, "generate.greedy")
+        if r.temperature is None
+        else t(lang, "generate.sampled", temperature=f"{r.temperature:g}", seed="-" if r.seed is None else r.seed)
+    )
+    text.append(" " + decoding, style="dim")
+    stop = "generate.stop_eos" if r.stop == "eos" else "generate.stop_max"
+    text.append(" " + t(lang, stop, n=len(r.steps)), style="dim")
+    text.append(
+        "\n"
+        + t(
+            lang,
+            "generate.selection",
+            layers=len(r.layers),
+            heads=len(r.heads),
+            n_layers=r.model.num_hidden_layers,
+            n_heads=r.model.num_attention_heads,
+        ),
+        style="dim",
+    )
+    return text
+
+
+def _answer(r: GenerateResult, ctx: Ctx) -> Text:
+    text = Text()
+    text.append(t(ctx.lang, "generate.answer") + ": ", style="bold")
+    if len(r.tokens) > r.prompt_len:
+        text.append(r.text[r.tokens[r.prompt_len].start :])
+    return text
+
+
+def _word(r: GenerateResult, index: int, ctx: Ctx) -> Text:
+    word = r.words[index]
+    first = r.tokens[word.tokens[0]]
+    segment = r.segments[first.segment]
+    text = Text(word.text.replace("\n", "↵"), style=seg.style(segment))
+    if 0 in word.tokens:
+        text.append(" " + t(ctx.lang, "generate.sink"), style="dim")
+    elif segment.kind == "answer":
+        text.append(" " + t(ctx.lang, "generate.in_answer"), style="dim")
+    return text
+
+
+def _step_label(r: GenerateResult, step: GenerateStep) -> Text:
+    token = r.tokens[step.index]
+    return Text(token.label, style="magenta" if token.special else "bold")
+
+
+def _where(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
+    lang = ctx.lang
+    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", title_justify="left")
+    table.title = t(lang, "generate.where")
+    table.add_column(t(lang, "generate.col_step"), justify="right", no_wrap=True)
+    table.add_column(t(lang, "generate.col_token"), no_wrap=True)
+    table.add_column(t(lang, "generate.col_prob"), justify="right", no_wrap=True)
+    table.add_column(t(lang, "generate.col_words"))
+    table.add_column(t(lang, "generate.col_heads"), no_wrap=True)
+    for n in shown:
+        step = r.steps[n]
+        words = Text()
+        for i, share in enumerate(step.top_words):
+            if i:
+                words.append("  ")
+            words.append_text(_word(r, share.word, ctx))
+            words.append(f" {share.weight:.2f}", style="cyan")
+        heads = Text()
+        for i, h in enumerate(step.prompt_heads):
+            if i:
+                heads.append("  ")
+            heads.append(f"L{h.layer} H{h.head}")
+            heads.append(f" {h.weight:.2f}", style="cyan")
+        table.add_row(str(n), _step_label(r, step), f"{step.prob:.2f}", words, heads)
+    return table
+
+
+def _shares(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
+    lang = ctx.lang
+    groups = " / ".join(_span(g) for g in r.layer_groups)
+    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", title_justify="left")
+    table.title = t(lang, "generate.shares", groups=groups)
+    table.add_column(t(lang, "generate.col_step"), justify="right", no_wrap=True)
+    table.add_column(t(lang, "generate.col_token"), no_wrap=True)
+    for s in r.segments:
+        table.add_column(Text(seg.label(s, ctx), style=seg.style(s)), no_wrap=True, justify="right")
+    for n in shown:
+        step = r.steps[n]
+        cells = []
+        for si in range(len(r.segments)):
+            cells.append(" ".join(f"{g[si]:.2f}" for g in step.group_segments))
+        table.add_row(str(n), _step_label(r, step), *cells)
+    return table
+
+
+@view.register
+def render(r: GenerateResult, ctx: Ctx) -> RenderableType:
+    parts: list[RenderableType] = [_header(r, ctx), *seg.warnings(r.template, ctx), Text(""), _answer(r, ctx)]
+    shown = [n for n in r.detail if 0 <= n < len(r.steps)]
+    if shown:
+        parts += [Text(""), _where(r, shown, ctx), Text(""), _shares(r, shown, ctx)]
+    notes = ["generate.prob_note", "generate.sink_note", "generate.heads_note", "generate.cached"]
+    parts.append(Text(""))
+    parts += [Text(t(ctx.lang, key), style="dim") for key in notes]
+    if len(shown) < len(r.steps):
+        parts.append(Text(t(ctx.lang, "generate.more_steps", shown=len(shown), total=len(r.steps)), style="dim"))
+    return Group(*parts)

@@ -1,0 +1,157 @@
+"""Segments of a chat-templated prompt, found from the tokenizer's own template.
+
+Each test gives the tiny tokenizer (trained in conftest) a small chat template and checks
+that every message's tokens spell exactly its content, that the template's own tokens
+are labelled ``template``, and what the template did (an inserted system message, a
+missing generation prompt, a doubled BOS). No model runs here.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from attnscope.core.segments import chat_messages, parse_messages
+from attnscope.core.tokens import Encoded, encode
+from attnscope.errors import AttnscopeError
+from attnscope.results.segments import Message
+
+# A template that writes a default system message when none is given (as Qwen2.5's does),
+# in its own markup: nothing below may depend on the ChatML strings.
+DEFAULT_SYSTEM = "You are a helpful cat."
+INSERTING = (
+    "{% if messages[0]['role'] != 'system' %}[SYS] " + DEFAULT_SYSTEM + " [/SYS]\n{% endif %}"
+    "{% for m in messages %}"
+    "{% if m['role'] == 'system' %}[SYS] {{ m['content'] }} [/SYS]\n"
+    "{% else %}<|im_start|>{{ m['role'] }}: {{ m['content'] | trim }}<|im_end|>\n{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant: {% endif %}"
+)
+NO_GENERATION_PROMPT = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+
+
+def with_template(tokenizer: Any, template: str) -> Any:
+    tok = copy.deepcopy(tokenizer)
+    tok.chat_template = template
+    return tok
+
+
+def spelled(enc: Encoded, segment: int) -> str:
+    """The characters a segment's tokens cover, in order (a split character once)."""
+    chars = sorted({c for i in enc.segments[segment].tokens for c in range(enc.tokens[i].start, enc.tokens[i].end)})
+    return "".join(enc.text[c] for c in chars)
+
+
+def kinds(enc: Encoded) -> list[tuple[str, int | None, int | None, bool]]:
+    return [(s.kind, s.message, s.turn, s.inserted) for s in enc.segments]
+
+
+def test_system_and_user_on_the_conftest_template(tokenizer: Any) -> None:
+    enc = encode(tokenizer, "민수는 사과를 샀다.", chat=True, system="짧게 답해.")
+    assert kinds(enc) == [("template", None, None, False), ("system", 0, 1, False), ("user", 1, 1, False)]
+    assert spelled(enc, 1) == "짧게 답해."
+    assert spelled(enc, 2) == "민수는 사과를 샀다."
+    # every token has exactly one segment, and segments partition the tokens
+    assert sorted(i for s in enc.segments for i in s.tokens) == list(range(len(enc.tokens)))
+    # the template's tokens are the special tokens, role headers and the generation prompt
+    template = spelled(enc, 0)
+    assert template == "<|im_start|>system\n<|im_end|>\n<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n"
+    assert enc.template is not None
+    assert enc.template.inserted_system is None
+    assert enc.template.generation_prompt is True
+    assert enc.template.reencode_matches is True
+
+
+def test_multi_turn_with_a_content_equal_to_a_role_name(tokenizer: Any) -> None:
+    msgs = parse_messages(
+        [
+            {"role": "user", "content": "hello world"},
+            {"role": "assistant", "content": "hello attention"},
+            {"role": "user", "content": "user"},  # also the role header's word
+        ]
+    )
+    enc = encode(tokenizer, None, messages=msgs)
+    assert enc.chat
+    assert kinds(enc) == [
+        ("template", None, None, False),
+        ("user", 0, 1, False),
+        ("assistant", 1, 1, False),
+        ("user", 2, 2, False),
+    ]
+    assert [spelled(enc, i) for i in (1, 2, 3)] == ["hello world", "hello attention", "user"]
+    # the last "user" token in the text is the content, the header's "user" is the template's
+    header_user = enc.text.rindex("user\nuser")
+    content_tokens = enc.segments[3].tokens
+    assert all(enc.tokens[i].start > header_user + 4 for i in content_tokens)
+
+
+def test_inserted_system_message_is_found_and_labelled(tokenizer: Any) -> None:
+    tok = with_template(tokenizer, INSERTING)
+    enc = encode(tok, "  The cat sat on the mat.  ", chat=True)  # the template trims the content
+    assert enc.template is not None
+    assert enc.template.inserted_system == DEFAULT_SYSTEM
+    assert kinds(enc) == [("template", None, None, False), ("system", None, None, True), ("user", 0, 1, False)]
+    assert spelled(enc, 1).strip() == DEFAULT_SYSTEM
+    assert spelled(enc, 2).strip() == "The cat sat on the mat."
+    # with a system message given, nothing is inserted and the given one is message 0
+    given = encode(tok, "The cat sat.", chat=True, system="Be brief.")
+    assert given.template is not None and given.template.inserted_system is None
+    assert kinds(given)[1] == ("system", 0, 1, False)
+    assert spelled(given, 1).strip() == "Be brief."
+
+
+def test_missing_generation_prompt(tokenizer: Any) -> None:
+    enc = encode(with_template(tokenizer, NO_GENERATION_PROMPT), "hello world", chat=True)
+    assert enc.template is not None
+    assert enc.template.generation_prompt is False
+    assert enc.text.endswith("<|im_end|>\n")
+
+
+def test_doubled_bos_when_the_text_is_tokenized_again(tokenizer: Any) -> None:
+    from tokenizers.processors import TemplateProcessing
+
+    tok = copy.deepcopy(tokenizer)
+    bos = tok.convert_tokens_to_ids("<|endoftext|>")
+    tok._tokenizer.post_processor = TemplateProcessing(
+        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", bos)]
+    )
+    tok.chat_template = "<|endoftext|>" + tokenizer.chat_template
+    enc = encode(tok, "hello world", chat=True)
+    assert enc.template is not None
+    assert enc.template.reencode_matches is False  # tokenizer(text) adds a second <|endoftext|>
+    assert enc.ids.count(bos) == 1  # what the model reads has one, as apply_chat_template gives
+
+
+def test_plain_prompt_has_no_segments(tokenizer: Any) -> None:
+    enc = encode(tokenizer, "hello world")
+    assert enc.segments == [] and enc.template is None
+
+
+@pytest.mark.parametrize(
+    ("doc", "fragment"),
+    [
+        ({"role": "user", "content": "x"}, "expected a non-empty JSON list"),
+        ([], "expected a non-empty JSON list"),
+        (["hello"], "[0]: expected an object with 'role' and 'content'"),
+        ([{"role": "user"}], "[0]: expected an object with 'role' and 'content'"),
+        ([{"role": "user", "content": "x"}, {"role": "robot", "content": "x"}], "[1]: unknown role 'robot'"),
+        ([{"role": "user", "content": 3}], "'content' must be a string"),
+        ([{"role": "user", "content": "x", "name": "a"}], "unexpected field(s) name"),
+    ],
+)
+def test_bad_messages(doc: Any, fragment: str) -> None:
+    with pytest.raises(AttnscopeError) as err:
+        parse_messages(doc)
+    assert fragment in err.value.message
+
+
+def test_conversation_order_and_conflicts() -> None:
+    msgs = [Message(role="user", content="a"), Message(role="assistant", content="b")]
+    got = chat_messages("c", "s", msgs)
+    assert [(m.role, m.content) for m in got] == [("system", "s"), ("user", "a"), ("assistant", "b"), ("user", "c")]
+    with pytest.raises(AttnscopeError, match="system message is given twice"):
+        chat_messages(None, "s", [Message(role="system", content="t")])
+    with pytest.raises(AttnscopeError, match="every message is empty"):
+        chat_messages(None, None, [Message(role="user", content=" ")])

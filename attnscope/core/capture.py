@@ -156,13 +156,13 @@ def _attention(
                 ExitCode.MODEL,
             )
     captured.seen.add(layer)
+    positions = request.positions
+    if positions is None:  # the last query of this call: (B, 1)
+        positions = torch.full((query.shape[0], 1), query.shape[2] - 1, dtype=torch.long)
     if layer in request.layers:
         q_in, k_in, m_in = query, key, attention_mask
         if request.heads is not None:
             q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
-        positions = request.positions
-        if positions is None:  # the last query of this call: (B, 1)
-            positions = torch.full((query.shape[0], 1), query.shape[2] - 1, dtype=torch.long)
         captured.rows[layer] = attention_rows(
             q_in,
             k_in,
@@ -172,7 +172,7 @@ def _attention(
             kwargs.get("sliding_window"),
         ).cpu()
     if layer in request.norms:
-        _norms(module, layer, value, out, request, captured)
+        _norms(module, layer, value, out, positions, request, captured)
     if layer in request.keep_qkv:
         captured.qkv[layer] = (query.detach().cpu(), key.detach().cpu(), value.detach().cpu())
     if layer in request.keep_output:
@@ -186,7 +186,13 @@ def _attention(
 
 
 def _norms(
-    module: torch.nn.Module, layer: int, value: torch.Tensor, out: torch.Tensor, request: Request, captured: Captured
+    module: torch.nn.Module,
+    layer: int,
+    value: torch.Tensor,
+    out: torch.Tensor,
+    positions: torch.Tensor,
+    request: Request,
+    captured: Captured,
 ) -> None:
     """||f_h(x_j)|| for every head and key, and the completeness check where all heads' rows exist."""
     from attnscope.core import norm
@@ -198,7 +204,7 @@ def _norms(
     n_heads = int(weight.shape[1]) // int(value.shape[-1])
     captured.norms[layer] = norm.value_norms(value, weight, n_heads).cpu()  # (B, H, T)
     if layer in captured.rows and request.heads is None:
-        captured.completeness[layer] = norm.completeness(captured.rows[layer], value, out, request.positions, o_proj)
+        captured.completeness[layer] = norm.completeness(captured.rows[layer], value, out, positions, o_proj)
 
 
 def _select_heads(

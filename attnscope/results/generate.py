@@ -48,15 +48,15 @@ class GenerateStep:
     ``GenerateResult.layer_groups[group]`` and the selected heads.
     """
 
-    index: int
+    index: int  # the new token's own position; its row is the one of query index - 1
     id: int
-    text: str
+    text: str  # the characters the token touches (see tokens[index] for its label)
     prob: float
-    weights: list[list[list[float]]]
-    segments: list[list[list[float]]]
-    group_segments: list[list[float]]
-    top_words: list[WordShare]
-    prompt_heads: list[HeadShare]
+    weights: list[list[list[float]]]  # [layer][head][key], keys 0..index-1, raw
+    segments: list[list[list[float]]]  # [layer][head][segment]: the row summed over each segment's keys
+    group_segments: list[list[float]]  # [group][segment]: mean over the group's layers and the heads
+    top_words: list[WordShare]  # the words with the most weight, mean over layers and heads, largest first
+    prompt_heads: list[HeadShare]  # the heads that put the most weight on the prompt's own text, largest first
 
 
 @dataclass(frozen=True)

@@ -572,7 +572,7 @@ def _edited(text: str, **changes: Any) -> str:
         ("wrong-schema", lambda good: _edited(good, schema="attnscope.nope/1"), "unknown schema 'attnscope.nope/1'"),
         ("no-schema", lambda good: "[1, 2]", "not an attnscope result: no 'schema' field"),
         ("missing-field", lambda good: _edited(good, query=None), "missing field 'query'"),
-        ("wrong-type", lambda good: _edited(good, weights="x"), "attnscope.weights/1.weights: expected a list"),
+        ("wrong-type", lambda good: _edited(good, weights="x"), "attnscope.weights/2.weights: expected a list"),
         ("empty", lambda good: "", "empty file"),
     ],
 )

@@ -54,7 +54,7 @@ def test_svg_and_html_keep_korean_and_colours(cli, model_dir, tmp_path, args, ko
 def test_json_with_svg_writes_the_view_and_prints_json(cli, model_dir, tmp_path):
     svg = tmp_path / "m.svg"
     res = cli("matrix", SEED, "--layer", "0", "--head", "0", "--model", str(model_dir), "--json", "--svg", str(svg))
-    assert res.exit_code == 0 and res.stdout.startswith('{"schema": "attnscope.matrix/1"')
+    assert res.exit_code == 0 and res.stdout.startswith('{"schema": "attnscope.matrix/2"')
     assert "민 1/3" in svg_text(svg)
 
 

@@ -10,6 +10,7 @@ import torch
 from attnscope.core import capture
 from attnscope.core.heads import heads
 from attnscope.render import render, to_text
+from attnscope.results.common import ResultWarning
 
 from conftest import SEED
 
@@ -41,8 +42,10 @@ def reference_scores(attn, q_span, k_span, agg, no_sink=False):
 @pytest.mark.parametrize("no_sink", [False, True])
 def test_ranking_matches_eager(loaded, agg, no_sink):
     r = heads(loaded, SEED, query="그것을", key="사과를", query_agg=agg, no_sink=no_sink, top=3)
-    assert len(r.query) == 3 and len(r.key) > 1  # the tiny tokenizer splits both into several tokens
-    ref = reference_scores(eager_attentions(loaded, loaded.tokenizer(SEED)["input_ids"]), r.query, r.key, agg, no_sink)
+    assert len(r.query.span) == 3 and len(r.key.span) > 1  # the tiny tokenizer splits both into several tokens
+    ref = reference_scores(
+        eager_attentions(loaded, loaded.tokenizer(SEED)["input_ids"]), r.query.span, r.key.span, agg, no_sink
+    )
     L, H = ref.shape
     assert len(r.ranking) == L * H == 12
     for s in r.ranking:
@@ -52,7 +55,7 @@ def test_ranking_matches_eager(loaded, agg, no_sink):
     best = divmod(int(ref.flatten().argmax()), H)
     assert (r.ranking[0].layer, r.ranking[0].head) == best
     assert [(t.layer, t.head) for t in r.top] == [(s.layer, s.head) for s in r.ranking[:3]]
-    assert r.top[0].row[r.key[0]] >= 0 and len(r.top[0].row) == r.query[-1] + 1
+    assert r.top[0].row[r.key.span[0]] >= 0 and len(r.top[0].row) == r.query.index + 1
     assert sum(r.top[0].row) == pytest.approx(1.0, abs=1e-5)
 
 
@@ -60,15 +63,16 @@ def test_mean_and_last_differ_for_a_multi_token_query(loaded):
     last = heads(loaded, SEED, query="그것을", key="사과를", query_agg="last")
     mean = heads(loaded, SEED, query="그것을", key="사과를", query_agg="mean")
     assert [s.score for s in last.ranking] != [s.score for s in mean.ranking]
-    assert any("averaged" in n for n in mean.notes)
+    assert "their rows are averaged (--query-agg mean)" in to_text(render(mean), width=160)
 
 
 def test_cli_json(cli, model_dir):
     res = cli("heads", SEED, "--query", "그것을", "--key", "사과를", "--model", str(model_dir), "--json", "--top", "2")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.heads/1"
-    assert doc["query"] == [18, 19, 20] and doc["key"] == [5, 6, 7, 8, 9, 10]
+    assert doc["schema"] == "attnscope.heads/2"
+    assert doc["query"] == {"index": 20, "text": "그것을", "span": [18, 19, 20]}
+    assert doc["key"] == {"text": "사과를", "span": [5, 6, 7, 8, 9, 10]}
     assert len(doc["ranking"]) == 12 and set(doc["ranking"][0]) == {"layer", "head", "kv_head", "score"}
     assert {(e["layer"], e["head"]) for e in doc["ranking"]} == {(a, b) for a in range(3) for b in range(4)}
     assert len(doc["top"]) == 2
@@ -105,7 +109,7 @@ def test_bad_inputs(cli, model_dir, args, message):
 
 def test_ambiguous_key_warns(loaded):
     r = heads(loaded, "그는 그는 그것을", query="그것을", key="그는")
-    assert any("--key-occurrence" in w for w in r.warnings)
+    assert r.warnings == [ResultWarning(code="ambiguous_key", text="그는", count=2)]
     assert r.key == heads(loaded, "그는 그는 그것을", query="그것을", key="그는", key_occurrence=1).key
 
 
@@ -113,7 +117,7 @@ def test_ambiguous_key_warns(loaded):
 def test_real_model_ranking_matches_eager(real_loaded):
     r = heads(real_loaded, SEED, query="그것을", key="사과를")
     enc_ids = real_loaded.tokenizer(SEED)["input_ids"]
-    ref = reference_scores(eager_attentions(real_loaded, enc_ids), r.query, r.key, "last")
+    ref = reference_scores(eager_attentions(real_loaded, enc_ids), r.query.span, r.key.span, "last")
     assert len(r.ranking) == 24 * 14
     for s in r.ranking:
         assert s.score == pytest.approx(float(ref[s.layer, s.head]), abs=1e-4)
@@ -127,5 +131,5 @@ def test_chat_template_spans(loaded):
     plain = heads(loaded, SEED, query="그것을", key="사과를")
     chat = heads(loaded, SEED, query="그것을", key="사과를", chat=True, system="짧게")
     assert chat.chat and chat.text.startswith("<|im_start|>system\n짧게")
-    shift = chat.query[0] - plain.query[0]
-    assert shift > 0 and [i - shift for i in chat.key] == plain.key  # same spans, after the template's prefix
+    shift = chat.query.span[0] - plain.query.span[0]
+    assert shift > 0 and [i - shift for i in chat.key.span] == plain.key.span  # same spans, after the template's prefix

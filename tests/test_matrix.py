@@ -90,7 +90,7 @@ def test_by_word_is_mean_over_query_tokens_of_sum_over_key_tokens(loaded, ref):
             assert r.view.cells[i][j] == pytest.approx(want, abs=1e-5)
         assert sum(r.view.cells[i]) == pytest.approx(1.0, abs=1e-5)
     assert r.view.labels[1] == "사과를"
-    assert any("mean over the row word's query tokens" in n for n in r.notes)
+    assert "mean over the row word's query tokens" in to_text(render(r), width=300)
 
 
 def test_long_prompt_is_condensed_into_blocks(loaded, ref):
@@ -135,7 +135,7 @@ def test_cli_json(cli, model_dir):
     res = cli("matrix", SEED, "--layer", "1", "--head", "2", "--model", str(model_dir), "--json")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.matrix/1"
+    assert doc["schema"] == "attnscope.matrix/2"
     assert (doc["layer"], doc["head"], doc["kv_head"]) == (1, 2, 1)
     assert len(doc["tokens"]) == 28 and len(doc["weights"]) == 28 and len(doc["weights"][5]) == 28
 

@@ -85,7 +85,7 @@ def _write(tmp_path, text: str | bytes):
         ("[1, 2]", "no 'schema' field"),
         ('{"schema": "attnscope.nope/1"}', "unknown schema 'attnscope.nope/1'; known:"),
         ('{"schema": "attnscope.info/1", "model": "x"}', "missing field"),
-        ('{"schema": "attnscope.matrix/1", "layer": "one"}', "attnscope.matrix/1"),
+        ('{"schema": "attnscope.matrix/2", "layer": "one"}', "attnscope.matrix/2"),
         (b"\xff\xfe{}", "not UTF-8"),
     ],
 )
@@ -105,7 +105,7 @@ def test_missing_file_and_folder(cli, tmp_path):
 
 def test_inconsistent_fields_are_a_clear_error(cli, model_dir, tmp_path):
     doc = json.loads(cli(*_args("heads", model_dir), "--json").stdout)
-    doc["query"] = [999]  # an index past the tokens
+    doc["query"] = {**doc["query"], "index": 999, "span": [999]}  # an index past the tokens
     res = cli("render", _write(tmp_path, json.dumps(doc)))
     assert res.exit_code == 6 and res.stdout == ""
     assert "do not fit together" in res.stderr
@@ -164,3 +164,22 @@ def test_samples_cover_the_issue():
     assert sum(1 for s in heads_doc["ranking"] if s["score"] > 0.5) >= 3  # the note's claim, on the real model
     for name in names:
         assert (SAMPLES[0].parent / f"{name}.svg").is_file()
+
+
+OLD = sorted((Path(__file__).resolve().parent / "data" / "v1").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", OLD, ids=[p.stem for p in OLD])
+def test_version_1_files_are_read_as_version_2(cli, path):
+    """A /1 file written before results held facts only still renders: its sentences are dropped, its
+    spans become objects, and the view writes its words again."""
+    old = json.loads(path.read_text(encoding="utf-8"))
+    new = from_json(old)
+    assert new.SCHEMA.endswith("/2") and "notes" not in new.to_json()
+    res = cli("render", str(path), "--width", "120")
+    assert res.exit_code == 0, res.stderr
+    if old["schema"] == "attnscope.heads/1":
+        assert new.query.span == old["query"] and new.query.text == old["query_text"]  # type: ignore[attr-defined]
+        assert new.key.span == old["key"] and new.key.text == old["key_text"]  # type: ignore[attr-defined]
+    for note in old.get("notes", []):  # every sentence it held, the view writes again
+        assert note.split(":")[0] in res.stdout

@@ -6,6 +6,7 @@ import pytest
 
 from attnscope.core import tokens
 from attnscope.errors import AttnscopeError
+from attnscope.results.common import ResultWarning
 
 from conftest import SEED
 
@@ -67,10 +68,10 @@ def test_query_span_and_position(tokenizer):
 
 def test_ambiguous_query_warns_and_takes_first(tokenizer):
     enc = tokens.encode(tokenizer, SEED)
-    warnings: list[str] = []
+    warnings: list[ResultWarning] = []
     first = tokens.find_query(enc, "그", warnings=warnings)
     second = tokens.find_query(enc, "그", occurrence=2)
-    assert warnings and "occurs 2 times" in warnings[0]
+    assert warnings == [ResultWarning(code="ambiguous_query", text="그", count=2)]
     assert first.index < second.index
 
 

@@ -66,14 +66,14 @@ def test_no_sink_renormalises_per_head(loaded):
         assert chart.total == pytest.approx(1.0, abs=1e-5)
         row = raw[r.layers.index(chart.layer), r.heads.index(chart.head)]
         assert chart.bars[1].weight == pytest.approx(float(row[1] / row[1:].sum()), abs=1e-6)
-    assert any("--no-sink" in n for n in r.notes)
+    assert "--no-sink: position 0 excluded" in to_text(render(r), width=120)
 
 
 def test_cli_json_schema(cli, model_dir):
     res = cli("weights", SEED, "--query", "그것을", "--model", str(model_dir), "--json", "--layer", "0,2")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.weights/1"
+    assert doc["schema"] == "attnscope.weights/2"
     assert set(doc["model"]) >= {
         "id",
         "num_hidden_layers",

@@ -142,19 +142,29 @@ class Output(OptionGroup):
     def emit(self, result: Any) -> None:
         """Print the result as JSON or as its view (and write SVG/HTML); its warnings go to stderr."""
         _clear_progress()
+        ctx = self.ctx()
         for warning in getattr(result, "warnings", []) or []:
-            stderr_line(f"attnscope: {warning}")
+            stderr_line(f"attnscope: {warning_line(warning, ctx.lang)}")
         view = None
         if self.svg or self.html or not self.as_json:
             from attnscope import render
 
-            view = render.view(result, self.ctx())
+            view = render.view(result, ctx)
             if self.svg or self.html:
                 render.export(view, svg=self.svg, html=self.html, width=self.width, title=f"attnscope {result.SCHEMA}")
         if self.as_json:
             write_json(result.to_json())
         else:
             render.console(width=self.width).print(view)
+
+
+def warning_line(warning: Any, lang: str) -> str:
+    """A result's warning in words (a structured ``ResultWarning``, or an older result's sentence)."""
+    if isinstance(warning, str):
+        return warning
+    from attnscope.render.common import warning_text
+
+    return warning_text(lang, warning)  # type: ignore[arg-type]
 
 
 def option_groups(fn: F) -> F:

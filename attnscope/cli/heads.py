@@ -42,11 +42,11 @@ def heads_cmd(
 ) -> None:
     """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
     from attnscope.core.heads import QUERY_AGGS, heads
+    from attnscope.core.select import one_of
     from attnscope.errors import AttnscopeError
 
     text = read_prompt(prompt)
-    if query_agg not in QUERY_AGGS:
-        raise AttnscopeError(f"--query-agg {query_agg!r}: use last or mean")
+    agg = one_of(query_agg, QUERY_AGGS, "--query-agg")
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
     loaded = model.load()
@@ -55,7 +55,7 @@ def heads_cmd(
         text,
         query=query,
         key=key,
-        query_agg=query_agg,
+        query_agg=agg,
         top=top,
         no_sink=no_sink,
         occurrence=occurrence,

@@ -38,11 +38,10 @@ def matrix_cmd(
 ) -> None:
     """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
     from attnscope.core.matrix import BYS, matrix
-    from attnscope.errors import AttnscopeError
+    from attnscope.core.select import one_of
 
     text = read_prompt(prompt)
-    if by not in BYS:
-        raise AttnscopeError(f"--by {by!r}: use token or word")
+    by_ = one_of(by, BYS, "--by")
     loaded = model.load()
-    result = matrix(loaded, text, layer=layer, head=head, by=by, window=window, **chat.kwargs())
+    result = matrix(loaded, text, layer=layer, head=head, by=by_, window=window, **chat.kwargs())
     out.emit(result)

@@ -26,6 +26,7 @@ from attnscope.cli.common import (
     option_groups,
     read_prompt,
     stderr_line,
+    warning_line,
     write_json,
 )
 
@@ -78,16 +79,13 @@ def weights_cmd(
     out: Output,
 ) -> None:
     """Per layer and head, how much the query token mixes in from itself and each earlier token."""
+    from attnscope.core.select import one_of
     from attnscope.core.weights import AGGS, BYS, weights
     from attnscope.results.weights import WeightsView
 
-    if by not in BYS:
-        raise _bad(f"--by {by!r}: use token or word")
-    if agg not in AGGS:
-        raise _bad(f"--agg {agg!r}: use mean or max")
     if device_map is not None and model.device != "auto":
         raise _bad("give --device or --device-map, not both")
-    view = WeightsView(by=by, agg=agg, no_sink=no_sink, per_head=per_head)
+    view = WeightsView(by=one_of(by, BYS, "--by"), agg=one_of(agg, AGGS, "--agg"), no_sink=no_sink, per_head=per_head)
     if input_file is not None:
         if prompt is not None:
             raise _bad("give a PROMPT or --input FILE, not both")
@@ -98,8 +96,7 @@ def weights_cmd(
             input_format,
             batch_size,
             keep_going,
-            out.as_json,
-            out.width,
+            out,
             lambda: model.load(device_map),
             **query.kwargs(),
             layer=layer,
@@ -147,8 +144,7 @@ def _batch(
     fmt: str,
     batch_size: int,
     keep_going: bool,
-    as_json: bool,
-    width: int | None,
+    out: Output,
     load_model: Any,
     **options: Any,
 ) -> None:
@@ -159,6 +155,7 @@ def _batch(
 
     if fmt not in ("auto", "lines", "jsonl"):
         raise _bad(f"--input-format {fmt!r}: use auto, lines or jsonl")
+    ctx = out.ctx()
     fh, total = _open_input(path)
     try:
         if total == 0:
@@ -184,14 +181,14 @@ def _batch(
                     continue
                 result = outcome.result
                 for warning in result.warnings:
-                    stderr_line(f"attnscope: line {outcome.line}: {warning}")
-                if as_json:
+                    stderr_line(f"attnscope: line {outcome.line}: {warning_line(warning, ctx.lang)}")
+                if out.as_json:
                     doc = result.to_json()
                     write_json({"schema": doc.pop("schema"), "input_line": outcome.line, **doc})
                 else:
                     sys.stdout.write(f"── line {outcome.line} ──\n")
                     sys.stdout.flush()
-                    render.console(width=width).print(render.render(result))
+                    render.console(width=out.width).print(render.view(result, ctx))
                 written += 1
         finally:
             bar.close()

@@ -24,7 +24,7 @@ from attnscope.core.tokens import Encoded, check_length, encode, pick_query
 from attnscope.core.weights import query_rows, weights_result
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
-from attnscope.results.common import Query
+from attnscope.results.common import Query, ResultWarning
 from attnscope.results.weights import WeightsResult, WeightsView
 
 FORMATS = ("auto", "lines", "jsonl")
@@ -134,7 +134,7 @@ class _Ready:
     item: Item
     enc: Encoded
     query: Query
-    warnings: list[str]
+    warnings: list[ResultWarning]
 
 
 def run_batch(
@@ -225,6 +225,6 @@ def _prepare(
         raise AttnscopeError("'occurrence' needs 'query'", ExitCode.INPUT_FILE)
     enc = encode(loaded.tokenizer, item.prompt, chat=chat, system=system)
     check_length(len(enc.ids), max_positions)
-    warnings: list[str] = []
+    warnings: list[ResultWarning] = []
     q = pick_query(enc, query, pos, occurrence, warnings)
     return _Ready(item=item, enc=enc, query=q, warnings=warnings)

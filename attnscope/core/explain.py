@@ -29,6 +29,7 @@ from attnscope.core.rope import attention_module, check_lang, cos_sin, one_index
 from attnscope.core.tokens import check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
+from attnscope.results.common import ResultWarning
 from attnscope.results.explain import Check, ExplainResult, RopeEvidence
 
 Rope = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -79,7 +80,7 @@ def explain(
     hi = one_index(head, info.num_attention_heads, "head")
     enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
-    warnings: list[str] = []
+    warnings: list[ResultWarning] = []
     q_sel = pick_query(enc, query, pos, occurrence, warnings)
     i = q_sel.index
     proj = project(loaded.model, enc.ids, li, [i])

@@ -8,44 +8,19 @@ summed over the key span's tokens. This module does not load models and does not
 
 from __future__ import annotations
 
+from typing import get_args
+
 import torch
 
 from attnscope.core import capture
-from attnscope.core.tokens import Encoded, check_length, encode
+from attnscope.core.tokens import Encoded, check_length, encode, find_span
 from attnscope.core.weights import drop_sink
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
-from attnscope.results.heads import HeadScore, HeadsResult, TopHead
+from attnscope.results.common import KeySpan, Query, ResultWarning
+from attnscope.results.heads import HeadScore, HeadsResult, QueryAgg, TopHead
 
-QUERY_AGGS = ("last", "mean")
-
-
-def find_span(
-    enc: Encoded, needle: str, occurrence: int | None, opt: str, occ_opt: str, warnings: list[str]
-) -> list[int]:
-    """Token indices covering the ``occurrence``-th (1-based) match of ``needle`` in the text."""
-    if not needle.strip():
-        raise AttnscopeError(f"{opt} is empty")
-    hits = []
-    at = enc.text.find(needle)
-    while at >= 0:
-        hits.append(at)
-        at = enc.text.find(needle, at + 1)
-    if not hits:
-        words = ", ".join(w.text for w in enc.words[:30]) + (", …" if len(enc.words) > 30 else "")
-        raise AttnscopeError(f"{opt} {needle!r} is not in the prompt; its words are: {words}")
-    if occurrence is None:
-        if len(hits) > 1:
-            warnings.append(
-                f"warning: {needle!r} occurs {len(hits)} times; using the first for {opt} "
-                f"(pick one with {occ_opt} 1..{len(hits)})"
-            )
-        occurrence = 1
-    if not 1 <= occurrence <= len(hits):
-        raise AttnscopeError(f"{occ_opt} {occurrence} is out of range: {needle!r} occurs {len(hits)} time(s)")
-    start = hits[occurrence - 1]
-    end = start + len(needle)
-    return [t.index for t in enc.tokens if t.start < end and t.end > start]
+QUERY_AGGS: tuple[QueryAgg, ...] = get_args(QueryAgg)
 
 
 def _describe(enc: Encoded, span: list[int]) -> str:
@@ -66,10 +41,10 @@ def head_rows(loaded: Loaded, enc: Encoded, span: list[int]) -> torch.Tensor:
     return stacked[..., : span[-1] + 1]  # causal: nothing after the last query token
 
 
-def score_heads(rows: torch.Tensor, key: list[int], query_agg: str, no_sink: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def score_heads(
+    rows: torch.Tensor, key: list[int], query_agg: QueryAgg, no_sink: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
     """rows (L, H, P, K) -> (scores (L, H), aggregated rows (L, H, K))."""
-    if query_agg not in QUERY_AGGS:
-        raise AttnscopeError(f"--query-agg {query_agg!r}: use last or mean")
     shown = drop_sink(rows) if no_sink else rows
     agg = shown[:, :, -1, :] if query_agg == "last" else shown.mean(dim=2)  # (L, H, K)
     return agg[:, :, key].sum(dim=-1), agg
@@ -81,7 +56,7 @@ def heads(
     *,
     query: str,
     key: str,
-    query_agg: str = "last",
+    query_agg: QueryAgg = "last",
     top: int = 10,
     no_sink: bool = False,
     occurrence: int | None = None,
@@ -90,16 +65,14 @@ def heads(
     system: str | None = None,
 ) -> HeadsResult:
     """Everything ``attnscope heads`` does for one prompt."""
-    if query_agg not in QUERY_AGGS:
-        raise AttnscopeError(f"--query-agg {query_agg!r}: use last or mean")
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
     info = loaded.info
     enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
-    warnings: list[str] = []
-    q_span = find_span(enc, query, occurrence, "--query", "--occurrence", warnings)
-    k_span = find_span(enc, key, key_occurrence, "--key", "--key-occurrence", warnings)
+    warnings: list[ResultWarning] = []
+    q_span = find_span(enc, query, occurrence, warnings, "query")
+    k_span = find_span(enc, key, key_occurrence, warnings, "key")
     if k_span[-1] > q_span[-1]:
         raise AttnscopeError(
             f"--key {key!r} ({_describe(enc, k_span)}) ends after the query {query!r} ({_describe(enc, q_span)}); "
@@ -108,7 +81,7 @@ def heads(
     if no_sink and q_span[0] == 0:
         raise AttnscopeError("--no-sink: the query span starts at position 0, which --no-sink excludes")
     if no_sink and 0 in k_span:
-        warnings.append("warning: --no-sink: key token 0 is excluded, so it adds nothing to the score")
+        warnings.append(ResultWarning(code="sink_key_excluded"))
     rows = head_rows(loaded, enc, q_span)  # (L, H, P, K)
     scores, agg = score_heads(rows, k_span, query_agg, no_sink)
     groups = info.num_attention_heads // info.num_key_value_heads
@@ -122,28 +95,17 @@ def heads(
         TopHead(layer=s.layer, head=s.head, kv_head=s.kv_head, score=s.score, row=agg[s.layer, s.head].tolist())
         for s in ranking[:top]
     ]
-    notes = [f"score = the query's weight on the key, summed over the key's {len(k_span)} token(s)"]
-    if len(q_span) > 1:
-        if query_agg == "last":
-            notes.append(f"the query spans {len(q_span)} tokens; its last token's row is used (--query-agg last)")
-        else:
-            notes.append(f"the query spans {len(q_span)} tokens; their rows are averaged (--query-agg mean)")
-    if no_sink:
-        notes.append("--no-sink: position 0 excluded and each row renormalised over positions 1..query")
     return HeadsResult(
         model=info,
         text=enc.text,
         chat=enc.chat,
         tokens=enc.tokens,
         words=enc.words,
-        query_text=query,
-        key_text=key,
-        query=q_span,
-        key=k_span,
+        query=Query(index=q_span[-1], text=query, span=q_span),
+        key=KeySpan(text=key, span=k_span),
         query_agg=query_agg,
         no_sink=no_sink,
         ranking=ranking,
         top=top_heads,
-        notes=notes,
         warnings=warnings,
     )

@@ -13,6 +13,7 @@ tokens, so each row still sums to 1. This module does not load models and does n
 from __future__ import annotations
 
 import math
+from typing import Literal, get_args
 
 import torch
 
@@ -21,9 +22,9 @@ from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
-from attnscope.results.matrix import MatrixResult, MatrixView
+from attnscope.results.matrix import By, MatrixResult, MatrixView
 
-BYS = ("token", "word")
+BYS: tuple[By, ...] = get_args(By)
 MAX_GROUPS = 32  # most rows/columns drawn (fits 100 columns); longer matrices are condensed into blocks
 # Per matrix cell: fp32 scores plus softmax working copies where the model runs (~20 B),
 # the rows as Python floats in the result (~32 B), and their JSON text (~24 B).
@@ -92,38 +93,27 @@ def _blocks(start: int, end: int, max_groups: int) -> list[list[int]]:
 
 
 def make_view(
-    enc: Encoded, weights: torch.Tensor, before: torch.Tensor, start: int, end: int, by: str, max_groups: int
-) -> tuple[MatrixView, list[str]]:
-    notes: list[str] = []
+    enc: Encoded, weights: torch.Tensor, before: torch.Tensor, start: int, end: int, by: By, max_groups: int
+) -> MatrixView:
+    """The drawn grid: by token, by word, or in blocks of tokens when there are more than ``max_groups``."""
+    kind: Literal["token", "word", "block"]
     if by == "word":
         groups = [w.tokens for w in enc.words]
         labels = [w.text for w in enc.words]
         kind = "word"
-        notes.append(
-            "--by word: each cell is the mean over the row word's query tokens of the sum over "
-            "the column word's key tokens; each row still sums to 1"
-        )
-        if len(groups) > max_groups:
-            kind = "block"
-            notes.append(f"{len(groups)} words are too many to draw; shown in blocks of tokens instead")
     else:
         groups = [[i] for i in range(start, end)]
         labels = [enc.tokens[i].label for i in range(start, end)]
         kind = "token"
-    if kind == "block" or len(groups) > max_groups:
+    if len(groups) > max_groups:
         groups = _blocks(start, end, max_groups)
         labels = [enc.tokens[g[0]].label + ("…" if len(g) > 1 else "") for g in groups]
         kind = "block"
-        notes.append(
-            f"condensed: {end - start} tokens in blocks of up to {len(groups[0])}; each cell is the mean over the "
-            "row block's query tokens of the sum over the column block's key tokens (JSON keeps every weight)"
-        )
     if kind == "token":
         cells, before_g = weights, before
     else:
         cells, before_g = group_cells(weights, before, groups, start)
-    view = MatrixView(by=kind, labels=labels, groups=groups, cells=cells.tolist(), before=before_g.tolist())
-    return view, notes
+    return MatrixView(by=kind, labels=labels, groups=groups, cells=cells.tolist(), before=before_g.tolist())
 
 
 def matrix(
@@ -132,15 +122,13 @@ def matrix(
     *,
     layer: str,
     head: str,
-    by: str = "token",
+    by: By = "token",
     window: str | None = None,
     chat: bool = False,
     system: str | None = None,
     max_groups: int = MAX_GROUPS,
 ) -> MatrixResult:
     """Everything ``attnscope matrix`` does for one prompt."""
-    if by not in BYS:
-        raise AttnscopeError(f"--by {by!r}: use token or word")
     info = loaded.info
     layer_i = one_index(layer, info.num_hidden_layers, "layer")
     head_i = one_index(head, info.num_attention_heads, "head")
@@ -159,9 +147,7 @@ def matrix(
     rows = got.rows[layer_i][0, 0]  # (P, end): the one head's rows
     weights = rows[:, start:end]  # (P, P)
     before = rows[:, :start].sum(dim=-1)  # (P,)
-    view, notes = make_view(enc, weights, before, start, end, by, max_groups)
-    if start > 0:
-        notes.append(f"--window {start}:{end}: the '<{start}' column is each row's weight on keys 0..{start - 1}")
+    view = make_view(enc, weights, before, start, end, by, max_groups)
     groups = info.num_attention_heads // info.num_key_value_heads
     return MatrixResult(
         model=info,
@@ -169,6 +155,7 @@ def matrix(
         chat=enc.chat,
         tokens=enc.tokens,
         words=enc.words,
+        by=by,
         layer=layer_i,
         head=head_i,
         kv_head=head_i // groups,
@@ -176,6 +163,4 @@ def matrix(
         weights=weights.tolist(),
         before=before.tolist(),
         view=view,
-        notes=notes,
-        warnings=[],
     )

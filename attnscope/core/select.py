@@ -5,6 +5,8 @@ Pure Python; no torch. Negative indices count from the end (-1 is the last).
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from attnscope.errors import AttnscopeError
 
 
@@ -43,3 +45,15 @@ def parse_indices(spec: str | None, n: int, what: str) -> list[int]:
         else:
             out.add(_one(item, n, what))
     return sorted(out)
+
+
+T = TypeVar("T", bound=str)
+
+
+def one_of(value: str, choices: tuple[T, ...], name: str) -> T:
+    """``value`` as one of ``choices`` (a Literal's values), or an error naming them (``name`` says what it is)."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    listed = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+    raise AttnscopeError(f"{name} {value!r}: use {listed}")

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 from attnscope.errors import AttnscopeError
-from attnscope.results.common import Query, Token, Word
+from attnscope.results.common import Query, ResultWarning, Token, WarningCode, Word
 from attnscope.results.segments import ChatTemplate, Message, Segment
 
 
@@ -249,32 +249,48 @@ def _word_list(enc: Encoded) -> str:
     return ", ".join(shown)
 
 
-def find_query(enc: Encoded, query: str, occurrence: int | None = None, warnings: list[str] | None = None) -> Query:
-    """The span of ``query`` in the text; its position is the span's last token.
+_OPTIONS = {"query": ("--query", "--occurrence"), "key": ("--key", "--key-occurrence")}
 
-    ``occurrence`` is 1-based. An ambiguous query without it takes the first and adds a
-    warning to ``warnings``.
+
+def find_span(
+    enc: Encoded,
+    needle: str,
+    occurrence: int | None = None,
+    warnings: list[ResultWarning] | None = None,
+    role: Literal["query", "key"] = "query",
+) -> list[int]:
+    """Token indices covering the ``occurrence``-th (1-based) match of ``needle`` in the text.
+
+    An ambiguous ``needle`` without ``occurrence`` takes the first match and adds a warning
+    (``ambiguous_query`` or ``ambiguous_key``, after ``role``) to ``warnings``.
     """
-    if not query.strip():
-        raise AttnscopeError("--query is empty")
+    opt, occ_opt = _OPTIONS[role]
+    if not needle.strip():
+        raise AttnscopeError(f"{opt} is empty")
     hits = []
-    at = enc.text.find(query)
+    at = enc.text.find(needle)
     while at >= 0:
         hits.append(at)
-        at = enc.text.find(query, at + 1)
+        at = enc.text.find(needle, at + 1)
     if not hits:
-        raise AttnscopeError(f"--query {query!r} is not in the prompt; its words are: {_word_list(enc)}")
+        raise AttnscopeError(f"{opt} {needle!r} is not in the prompt; its words are: {_word_list(enc)}")
     if occurrence is None:
         if len(hits) > 1 and warnings is not None:
-            warnings.append(
-                f"warning: {query!r} occurs {len(hits)} times; using the first (pick one with --occurrence 1..{len(hits)})"
-            )
+            code: WarningCode = "ambiguous_query" if role == "query" else "ambiguous_key"
+            warnings.append(ResultWarning(code=code, text=needle, count=len(hits)))
         occurrence = 1
     if not 1 <= occurrence <= len(hits):
-        raise AttnscopeError(f"--occurrence {occurrence} is out of range: {query!r} occurs {len(hits)} time(s)")
-    qs = hits[occurrence - 1]
-    qe = qs + len(query)
-    span = [t.index for t in enc.tokens if t.start < qe and t.end > qs]
+        raise AttnscopeError(f"{occ_opt} {occurrence} is out of range: {needle!r} occurs {len(hits)} time(s)")
+    start = hits[occurrence - 1]
+    end = start + len(needle)
+    return [t.index for t in enc.tokens if t.start < end and t.end > start]
+
+
+def find_query(
+    enc: Encoded, query: str, occurrence: int | None = None, warnings: list[ResultWarning] | None = None
+) -> Query:
+    """The span of ``query`` in the text (see :func:`find_span`); its position is the span's last token."""
+    span = find_span(enc, query, occurrence, warnings)
     return Query(index=span[-1], text=query, span=span)
 
 
@@ -287,7 +303,11 @@ def query_at(enc: Encoded, pos: int) -> Query:
 
 
 def pick_query(
-    enc: Encoded, query: str | None, pos: int | None, occurrence: int | None, warnings: list[str] | None = None
+    enc: Encoded,
+    query: str | None,
+    pos: int | None,
+    occurrence: int | None,
+    warnings: list[ResultWarning] | None = None,
 ) -> Query:
     """--query, --pos, or by default the last token."""
     if query is not None and pos is not None:

@@ -10,7 +10,7 @@ strip and the per-head charts. It does not load models and does not print.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import torch
 
@@ -19,11 +19,11 @@ from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
-from attnscope.results.common import Query
-from attnscope.results.weights import Bar, Chart, Strip, WeightsResult, WeightsView
+from attnscope.results.common import Query, ResultWarning
+from attnscope.results.weights import Agg, Bar, By, Chart, Strip, WeightsResult, WeightsView
 
-BYS = ("token", "word")
-AGGS = ("mean", "max")
+BYS: tuple[By, ...] = get_args(By)
+AGGS: tuple[Agg, ...] = get_args(Agg)
 
 
 def pad_batch(encs: Sequence[Encoded], pad_id: int, side: str = "left") -> tuple[torch.Tensor, torch.Tensor, list[int]]:
@@ -74,24 +74,23 @@ def drop_sink(rows: torch.Tensor) -> torch.Tensor:
     return out / out.sum(dim=-1, keepdim=True).clamp_min(1e-30)
 
 
-def group_keys(rows: torch.Tensor, enc: Encoded, q: int, by: str) -> tuple[torch.Tensor, list[tuple[str, list[int]]]]:
-    """Sum rows (..., q+1) over keys; returns (..., n_keys) and (label, token indices) per key."""
+Key = tuple[str, list[int], bool]  # (label, token indices, partial: a word cut at the query)
+
+
+def group_keys(rows: torch.Tensor, enc: Encoded, q: int, by: By) -> tuple[torch.Tensor, list[Key]]:
+    """Sum rows (..., q+1) over keys; returns (..., n_keys) and (label, token indices, partial) per key."""
     if by == "token":
-        keys = [(enc.tokens[i].label, [i]) for i in range(q + 1)]
-        return rows, keys
+        return rows, [(enc.tokens[i].label, [i], False) for i in range(q + 1)]
     keys = []
     for w in enc.words:
         members = [i for i in w.tokens if i <= q]
         if members:
-            label = w.text if len(members) == len(w.tokens) else w.text + " (to the query)"
-            keys.append((label, members))
-    grouped = torch.stack([rows[..., m].sum(dim=-1) for _, m in keys], dim=-1)
+            keys.append((w.text, members, len(members) < len(w.tokens)))
+    grouped = torch.stack([rows[..., m].sum(dim=-1) for _, m, _ in keys], dim=-1)
     return grouped, keys
 
 
-def _chart(
-    values: torch.Tensor, keys: list[tuple[str, list[int]]], q: int, no_sink: bool, **where: int | None
-) -> Chart:
+def _chart(values: torch.Tensor, keys: list[Key], q: int, no_sink: bool, **where: int | None) -> Chart:
     bars = [
         Bar(
             label=label,
@@ -99,8 +98,9 @@ def _chart(
             weight=float(v),
             is_query=q in members,
             excluded=no_sink and 0 in members and len(members) == 1,
+            partial=partial,
         )
-        for (label, members), v in zip(keys, values.tolist(), strict=True)
+        for (label, members, partial), v in zip(keys, values.tolist(), strict=True)
     ]
     return Chart(bars=bars, total=float(values.sum()), **where)
 
@@ -113,13 +113,9 @@ def weights_result(
     layers: list[int],
     heads: list[int],
     view: WeightsView,
-    warnings: list[str] | None = None,
+    warnings: list[ResultWarning] | None = None,
 ) -> WeightsResult:
     """Build the result from one sequence's rows (len(layers), all heads, query + 1)."""
-    if view.by not in BYS:
-        raise AttnscopeError(f"--by {view.by!r}: use token or word")
-    if view.agg not in AGGS:
-        raise AttnscopeError(f"--agg {view.agg!r}: use mean or max")
     info = loaded.info
     groups = info.num_attention_heads // info.num_key_value_heads
     q = query.index
@@ -130,7 +126,7 @@ def weights_result(
     combined = flat.mean(dim=0) if view.agg == "mean" else flat.max(dim=0).values
     chart = _chart(combined, keys, q, view.no_sink)
     strip_vals = grouped.mean(dim=1).T  # (K, L): mean over selected heads
-    strip = Strip(layers=list(layers), keys=[k for k, _ in keys], values=strip_vals.tolist())
+    strip = Strip(layers=list(layers), keys=[k for k, _, _ in keys], values=strip_vals.tolist())
     per_head = []
     if view.per_head:
         for li, layer in enumerate(layers):
@@ -138,20 +134,6 @@ def weights_result(
                 per_head.append(
                     _chart(grouped[li, hi], keys, q, view.no_sink, layer=layer, head=head, kv_head=head // groups)
                 )
-    notes = []
-    if enc.chat and q == len(enc.tokens) - 1:
-        notes.append(
-            "--chat: the last position ends the generation prompt; the assistant's first token is predicted here"
-        )
-    if view.no_sink:
-        notes.append("--no-sink: position 0 excluded and each head's row renormalised over positions 1..query")
-    if view.by == "word":
-        notes.append("--by word: each word's bar is the sum of its tokens' weights")
-    if len(layers) * len(heads) > 1:
-        if view.agg == "mean":
-            notes.append(f"mean over {len(layers)} layer(s) x {len(heads)} head(s)")
-        else:
-            notes.append(f"max over {len(layers)} layer(s) x {len(heads)} head(s): bars need not add up to 1")
     return WeightsResult(
         model=info,
         text=enc.text,
@@ -167,7 +149,6 @@ def weights_result(
         chart=chart,
         strip=strip,
         per_head=per_head,
-        notes=notes,
         warnings=list(warnings or []),
     )
 
@@ -192,7 +173,7 @@ def weights(
     heads = parse_indices(head, info.num_attention_heads, "head")
     enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
-    warnings: list[str] = []
+    warnings: list[ResultWarning] = []
     q = pick_query(enc, query, pos, occurrence, warnings)
     (rows,) = query_rows(loaded, [enc], [q.index], layers)
     return weights_result(loaded, enc, q, rows, layers, heads, view, warnings)

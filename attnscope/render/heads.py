@@ -2,33 +2,26 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade, view
+from attnscope.render.common import model_line, span, token_span
+from attnscope.render.i18n import Lang, t
 from attnscope.results.heads import HeadsResult, TopHead
 
 
-def _span(r: HeadsResult, span: list[int]) -> str:
-    where = f"token {span[0]}" if len(span) == 1 else f"tokens {span[0]}-{span[-1]}"
-    return f"{where}: " + " + ".join(r.tokens[i].label for i in span)
-
-
-def header(r: HeadsResult) -> Text:
+def header(r: HeadsResult, lang: Lang) -> Text:
+    labels = [t(lang, "common.query"), t(lang, "common.key")]
+    width = max(cell_len(x) for x in labels) + 1
     text = Text()
-    text.append("query ", style="dim")
-    text.append(r.query_text, style="bold")
-    text.append(f"  ({_span(r, r.query)})", style="dim")
-    text.append("\nkey   ", style="dim")
-    text.append(r.key_text, style="bold")
-    text.append(f"  ({_span(r, r.key)})", style="dim")
-    m = r.model
-    text.append(
-        f"\nmodel {m.id}  {m.num_hidden_layers} layers x {m.num_attention_heads} heads "
-        f"({m.num_key_value_heads} KV heads), {m.dtype} on {m.device}",
-        style="dim",
-    )
+    for label, what, indices in zip(labels, (r.query.text, r.key.text), (r.query.span, r.key.span), strict=True):
+        text.append(label + " " * (width - cell_len(label)), style="dim")
+        text.append(what, style="bold")
+        text.append(f"  ({token_span(lang, r.tokens, indices)})\n", style="dim")
+    text.append_text(model_line(lang, r.model))
     return text
 
 
@@ -43,7 +36,7 @@ def _row_strip(r: HeadsResult, t: TopHead) -> Text:
     bins = [list(range(s, min(s + size, n))) for s in range(0, n, size)]
     values = [max(t.row[i] for i in b) for b in bins]
     top = max(values, default=0.0) or 1.0
-    first, last = r.key[0] // size, r.key[-1] // size
+    first, last = r.key.span[0] // size, r.key.span[-1] // size
     out = Text()
     for b, value in enumerate(values):
         if b == first:
@@ -55,7 +48,7 @@ def _row_strip(r: HeadsResult, t: TopHead) -> Text:
 
 
 def _elsewhere(r: HeadsResult, t: TopHead) -> str:
-    keys = set(r.key)
+    keys = set(r.key.span)
     rest = [(v, pos) for pos, v in enumerate(t.row) if pos not in keys]
     if not rest:
         return ""
@@ -63,31 +56,35 @@ def _elsewhere(r: HeadsResult, t: TopHead) -> str:
     return f"{r.tokens[pos].label} {value:.2f}"
 
 
-def top_table(r: HeadsResult) -> Table:
+def top_table(r: HeadsResult, lang: Lang) -> Table:
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="dim", title_justify="left")
-    table.title = f"top {len(r.top)} of {len(r.ranking)} heads by weight on the key"
-    for name, justify in (("#", "right"), ("layer", "right"), ("head", "right"), ("kv", "right")):
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    table.add_column("score", justify="right", no_wrap=True)
+    table.title = t(lang, "heads.top_title", n=len(r.top), total=len(r.ranking))
+    columns = ("#", t(lang, "heads.col.layer"), t(lang, "heads.col.head"), t(lang, "heads.col.kv"))
+    for name in columns:
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column(t(lang, "heads.col.score"), justify="right", no_wrap=True)
     table.add_column("", no_wrap=True)
-    size = max(1, -(-(r.query[-1] + 1) // ROW_CELLS))
-    table.add_column(f"row 0..{r.query[-1]}" + (f" ({size}/cell, max)" if size > 1 else ""), no_wrap=True)
-    table.add_column("elsewhere", no_wrap=True)
-    for rank, t in enumerate(r.top, start=1):
+    last = r.query.span[-1]
+    size = max(1, -(-(last + 1) // ROW_CELLS))
+    positions = span(lang, 0, last)
+    row_title = t(lang, "heads.col.row_binned", positions=positions, size=size) if size > 1 else None
+    table.add_column(row_title or t(lang, "heads.col.row", positions=positions), no_wrap=True)
+    table.add_column(t(lang, "heads.col.elsewhere"), no_wrap=True)
+    for rank, top in enumerate(r.top, start=1):
         table.add_row(
             str(rank),
-            str(t.layer),
-            str(t.head),
-            str(t.kv_head),
-            f"{t.score:.2f}",
-            Text(bar(t.score, 16).ljust(16), style="cyan"),
-            _row_strip(r, t),
-            _elsewhere(r, t),
+            str(top.layer),
+            str(top.head),
+            str(top.kv_head),
+            f"{top.score:.2f}",
+            Text(bar(top.score, 16).ljust(16), style="cyan"),
+            _row_strip(r, top),
+            _elsewhere(r, top),
         )
     return table
 
 
-def heatmap(r: HeadsResult) -> Table:
+def heatmap(r: HeadsResult, lang: Lang) -> Table:
     n_layers = r.model.num_hidden_layers
     n_heads = r.model.num_attention_heads
     grid = [[0.0] * n_heads for _ in range(n_layers)]
@@ -99,12 +96,12 @@ def heatmap(r: HeadsResult) -> Table:
     top = max((max(row) for row in grid), default=0.0)
     scale = 1.0 if top <= 0 else top
     table = Table(box=None, pad_edge=False, padding=(0, 0), header_style="dim", show_header=True)
-    table.add_column("layer", justify="right", no_wrap=True)
+    table.add_column(t(lang, "heads.col.layer"), justify="right", no_wrap=True)
     table.add_column(" ", no_wrap=True)
     for h in range(n_heads):
         sep = h > 0 and kv_of[h] != kv_of[h - 1]
         table.add_column(("│" if sep else " ") + f"{h:>2}", no_wrap=True)
-    table.add_column("  best", no_wrap=True)
+    table.add_column("  " + t(lang, "heads.col.best"), no_wrap=True)
     for layer, row in enumerate(grid):
         cells = []
         for h, v in enumerate(row):
@@ -117,27 +114,32 @@ def heatmap(r: HeadsResult) -> Table:
     return table
 
 
-def heatmap_caption(r: HeadsResult) -> Text:
+def heatmap_caption(r: HeadsResult, lang: Lang) -> Text:
     top = max((s.score for s in r.ranking), default=0.0)
-    return Text(
-        f"score per layer and head (darker = more), scale 0..{top if top > 0 else 1.0:.2f}; "
-        f"│ separates KV groups ({r.model.num_key_value_heads} KV heads)",
-        style="dim",
+    caption = t(
+        lang, "heads.heatmap_caption", top=f"{top if top > 0 else 1.0:.2f}", kv_heads=r.model.num_key_value_heads
     )
+    return Text(caption, style="dim")
+
+
+def notes(r: HeadsResult, lang: Lang) -> list[str]:
+    """How the score was made, from the result's facts."""
+    out = [t(lang, "heads.note_score", n=len(r.key.span))]
+    if len(r.query.span) > 1:
+        out.append(t(lang, f"heads.note_{r.query_agg}", n=len(r.query.span)))
+    if r.no_sink:
+        out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
+    return out
 
 
 @view.register
 def render(r: HeadsResult, ctx: Ctx) -> RenderableType:
+    lang = ctx.lang
     above = sum(1 for s in r.ranking if s.score > 0.5)
-    summary = Text(f"{above} of {len(r.ranking)} heads put more than 0.5 on the key", style="bold")
-    parts: list[RenderableType] = [header(r), Text(""), summary, Text(""), top_table(r), Text("")]
-    parts.append(
-        Text(
-            "row: positions 0..query, darker = more (on the row's own scale), [key]; · = under 0.5% of the row's max",
-            style="dim",
-        )
-    )
-    parts += [Text(""), heatmap(r), heatmap_caption(r)]
-    for note in r.notes:
+    summary = Text(t(lang, "heads.summary", above=above, total=len(r.ranking)), style="bold")
+    parts: list[RenderableType] = [header(r, lang), Text(""), summary, Text(""), top_table(r, lang), Text("")]
+    parts.append(Text(t(lang, "heads.row_legend"), style="dim"))
+    parts += [Text(""), heatmap(r, lang), heatmap_caption(r, lang)]
+    for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
     return Group(*parts)

@@ -12,6 +12,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from attnscope.render import Ctx, heat_style, shade, view
+from attnscope.render.common import model_line, span
+from attnscope.render.i18n import Lang, t
 from attnscope.results.matrix import MatrixResult
 
 
@@ -30,24 +32,22 @@ def _clip(label: str, width: int) -> str:
     return out + "…"
 
 
-def header(r: MatrixResult) -> Text:
-    m = r.model
+def header(r: MatrixResult, lang: Lang) -> Text:
     text = Text()
-    text.append(f"layer {r.layer} head {r.head}", style="bold")
-    text.append(f" (KV head {r.kv_head})", style="dim")
+    text.append(t(lang, "common.layer_head", layer=r.layer, head=r.head), style="bold")
+    text.append(f" ({t(lang, 'common.kv_head', kv_head=r.kv_head)})", style="dim")
     start, end = r.window
     n = len(r.tokens)
-    shown = f"positions {start}..{end - 1} of {n}" if (start, end) != (0, n) else f"{n} tokens"
-    text.append(f"  {shown}, by {r.view.by}", style="dim")
-    text.append(
-        f"\nmodel {m.id}  {m.num_hidden_layers} layers, {m.num_attention_heads} heads "
-        f"/ {m.num_key_value_heads} KV heads, {m.dtype} on {m.device}",
-        style="dim",
-    )
+    if (start, end) != (0, n):
+        shown = t(lang, "matrix.positions", positions=span(lang, start, end - 1), n=n)
+    else:
+        shown = t(lang, "matrix.tokens", n=n)
+    text.append(f"  {shown}, {t(lang, 'matrix.by.' + r.view.by)}\n", style="dim")
+    text.append_text(model_line(lang, r.model))
     return text
 
 
-def grid(r: MatrixResult) -> Text:
+def grid(r: MatrixResult, lang: Lang) -> Text:
     v = r.view
     n = len(v.groups)
     labels = [_clip(lab, 12) for lab in v.labels]
@@ -68,7 +68,7 @@ def grid(r: MatrixResult) -> Text:
     out.append(" " * left + (f"<{r.window[0]}".rjust(5) + " " if has_before else ""), style="dim")
     for x in nums:
         out.append(f" {x % 10}", style="dim")
-    out.append({"token": "   top key\n", "word": "   top word\n"}.get(v.by, "   top block\n"), style="dim")
+    out.append(f"   {t(lang, 'matrix.top.' + v.by)}\n", style="dim")
     for row in range(n):
         out.append(f"{nums[row]:>{idx_w}} ", style="dim")
         out.append(_pad(labels[row], lab_w) + " ")
@@ -94,25 +94,37 @@ def grid(r: MatrixResult) -> Text:
     return out
 
 
-def legend(r: MatrixResult) -> Text:
-    text = Text("scale 0..1: ", style="dim")
+def legend(r: MatrixResult, lang: Lang) -> Text:
+    text = Text(t(lang, "matrix.scale"), style="dim")
     for ch, lo in (("░", "<0.38"), ("▒", "<0.63"), ("▓", "<0.88"), ("█", "≥0.88")):
         text.append(ch * 2, style=heat_style({"░": 0.25, "▒": 0.5, "▓": 0.75, "█": 1.0}[ch]))
         text.append(f" {lo}  ", style="dim")
-    text.append("blank <0.005   · masked: the key is after the query (causal)", style="dim")
-    if r.view.by == "block":
-        text.append(
-            "\nrows and columns are numbered by each block's first position; labels show its first token",
-            style="dim",
-        )
-    elif r.view.by == "word":
-        text.append("\nrows and columns are numbered by word", style="dim")
+    text.append(t(lang, "matrix.blank"), style="dim")
+    if r.view.by in ("block", "word"):
+        text.append("\n" + t(lang, "matrix.legend_" + r.view.by), style="dim")
     return text
+
+
+def notes(r: MatrixResult, lang: Lang) -> list[str]:
+    """How the drawn grid was made from the weights, from the result's facts."""
+    out = []
+    if r.by == "word":
+        out.append(t(lang, "matrix.note_by_word"))
+        if r.view.by == "block":
+            out.append(t(lang, "matrix.note_too_many_words", n=len(r.words)))
+    if r.view.by == "block":
+        start, end = r.window
+        out.append(t(lang, "matrix.note_condensed", n=end - start, size=len(r.view.groups[0])))
+    start, end = r.window
+    if start > 0:
+        out.append(t(lang, "matrix.note_window", start=start, end=end, before=span(lang, 0, start - 1)))
+    return out
 
 
 @view.register
 def render(r: MatrixResult, ctx: Ctx) -> RenderableType:
-    parts: list[RenderableType] = [header(r), Text(""), grid(r), Text(""), legend(r)]
-    for note in r.notes:
+    lang = ctx.lang
+    parts: list[RenderableType] = [header(r, lang), Text(""), grid(r, lang), Text(""), legend(r, lang)]
+    for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
     return Group(*parts)

@@ -7,68 +7,57 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade, view
-from attnscope.results.weights import Chart, Strip, WeightsResult
+from attnscope.render.common import model_line, ranges, span
+from attnscope.render.i18n import Lang, t
+from attnscope.results.weights import Bar, Chart, Strip, WeightsResult
 
 
-def _ranges(values: list[int]) -> str:
-    if not values:
-        return "-"
-    parts = []
-    start = prev = values[0]
-    for v in values[1:] + [None]:  # type: ignore[list-item]
-        if v is not None and v == prev + 1:
-            prev = v
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if v is not None:
-            start = prev = v
-    return ",".join(parts)
-
-
-def header(r: WeightsResult) -> Text:
+def header(r: WeightsResult, lang: Lang) -> Text:
     q = r.query
-    tok = r.tokens[q.index]
     text = Text()
-    text.append("query ", style="dim")
+    text.append(t(lang, "common.query") + " ", style="dim")
     text.append(q.text, style="bold")
-    text.append(f"  (token {q.index} '{tok.label}')", style="dim")
+    text.append(t(lang, "weights.query_token", index=q.index, label=r.tokens[q.index].label), style="dim")
+    text.append("\n")
+    text.append_text(model_line(lang, r.model))
     text.append(
-        f"\nmodel {r.model.id}  {r.model.num_hidden_layers} layers, {r.model.num_attention_heads} heads "
-        f"/ {r.model.num_key_value_heads} KV heads, {r.model.dtype} on {r.model.device}",
-        style="dim",
+        "\n" + t(lang, "common.selection", layers=ranges(lang, r.layers), heads=ranges(lang, r.heads)), style="dim"
     )
-    text.append(f"\nlayers {_ranges(r.layers)}  heads {_ranges(r.heads)}", style="dim")
     return text
 
 
-def chart_table(chart: Chart, title: str | None = None, width: int = 30) -> Table:
+def bar_label(b: Bar, lang: Lang) -> str:
+    return t(lang, "weights.partial", label=b.label) if b.partial else b.label
+
+
+def chart_table(chart: Chart, lang: Lang, title: str | None = None, width: int = 30) -> Table:
     table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), title=title, title_justify="left")
     table.add_column("key", no_wrap=True)
     table.add_column("weight", justify="right", no_wrap=True)
     table.add_column("bar", no_wrap=True)
     table.add_column("mark", no_wrap=True, style="dim")
     for b in chart.bars:
-        mark = "<- self" if b.is_query else ("excluded (sink)" if b.excluded else "")
+        mark = t(lang, "common.self") if b.is_query else (t(lang, "weights.excluded") if b.excluded else "")
         style = "bold" if b.is_query else ""
         table.add_row(
-            Text(b.label, style=style),
+            Text(bar_label(b, lang), style=style),
             "-" if b.excluded else f"{b.weight:.2f}",
             Text(bar(b.weight, width), style="cyan"),
             mark,
         )
     table.add_row("", "-----", "", "")
-    table.add_row("sum", f"{chart.total:.2f}", "", "")
+    table.add_row(t(lang, "common.sum"), f"{chart.total:.2f}", "", "")
     return table
 
 
-def strip_table(strip: Strip, query_key: int | None = None) -> Table:
+def strip_table(strip: Strip, labels: list[str], query_key: int | None = None) -> Table:
     top = max((max(row) for row in strip.values if row), default=1.0) or 1.0
     table = Table(box=None, pad_edge=False, padding=(0, 0), show_header=True, header_style="dim")
     table.add_column("", no_wrap=True)
     table.add_column(" ", no_wrap=True)
     for layer in strip.layers:
         table.add_column(str(layer % 10) if len(strip.layers) > 10 else str(layer), no_wrap=True, justify="center")
-    for ki, (key, row) in enumerate(zip(strip.keys, strip.values, strict=True)):
+    for ki, (key, row) in enumerate(zip(labels, strip.values, strict=True)):
         cells = [
             Text(shade(v, top) * 2 if len(strip.layers) <= 10 else shade(v, top), style=heat_style(v, top)) for v in row
         ]
@@ -76,34 +65,51 @@ def strip_table(strip: Strip, query_key: int | None = None) -> Table:
     return table
 
 
-def strip_caption(strip: Strip) -> Text:
+def strip_caption(strip: Strip, lang: Lang) -> Text:
     top = max((max(row) for row in strip.values if row), default=1.0) or 1.0
-    where = (
-        f"layers {strip.layers[0]}..{strip.layers[-1]}, header shows the last digit; " if len(strip.layers) > 10 else ""
-    )
-    return Text(f"{where}shading scale 0..{top:.2f}", style="dim")
+    where = ""
+    if len(strip.layers) > 10:
+        where = t(lang, "weights.strip_last_digit", layers=span(lang, strip.layers[0], strip.layers[-1]))
+    return Text(where + t(lang, "weights.strip_scale", top=f"{top:.2f}"), style="dim")
+
+
+def notes(r: WeightsResult, lang: Lang) -> list[str]:
+    """What the reader must know to read the chart, from the result's facts."""
+    out = []
+    if r.chat and r.query.index == len(r.tokens) - 1:
+        out.append(t(lang, "weights.note_chat"))
+    if r.view.no_sink:
+        out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
+    if r.view.by == "word":
+        out.append(t(lang, "weights.note_by_word"))
+    if len(r.layers) * len(r.heads) > 1:
+        out.append(t(lang, f"weights.note_{r.view.agg}", layers=len(r.layers), heads=len(r.heads)))
+    return out
 
 
 @view.register
 def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
-    parts: list[RenderableType] = [header(r), Text("")]
+    lang = ctx.lang
+    parts: list[RenderableType] = [header(r, lang), Text("")]
     query_key = next((i for i, b in enumerate(r.chart.bars) if b.is_query), None)
     if len(r.layers) > 1:
+        labels = [bar_label(b, lang) for b in r.chart.bars]
         parts += [
-            Text("keys x layers (mean over the selected heads; darker = more)", style="dim"),
-            strip_table(r.strip, query_key),
-            strip_caption(r.strip),
+            Text(t(lang, "weights.strip_title"), style="dim"),
+            strip_table(r.strip, labels, query_key),
+            strip_caption(r.strip, lang),
             Text(""),
         ]
     if r.view.per_head and r.per_head:
         for chart in r.per_head:
-            parts += [
-                chart_table(chart, title=f"layer {chart.layer} head {chart.head} (KV head {chart.kv_head})"),
-                Text(""),
-            ]
+            title = t(lang, "common.layer_head", layer=chart.layer, head=chart.head)
+            title += f" ({t(lang, 'common.kv_head', kv_head=chart.kv_head)})"
+            parts += [chart_table(chart, lang, title=title), Text("")]
     else:
-        title = "weights the query mixes in" + (f" ({r.view.agg})" if len(r.layers) * len(r.heads) > 1 else "")
-        parts.append(chart_table(r.chart, title=title))
-    for note in r.notes:
+        title = t(lang, "weights.chart_title")
+        if len(r.layers) * len(r.heads) > 1:
+            title += f" ({t(lang, f'common.{r.view.agg}')})"
+        parts.append(chart_table(r.chart, lang, title=title))
+    for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
     return Group(*parts)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin
+from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
 from attnscope.errors import AttnscopeError, ExitCode
 
@@ -48,6 +48,10 @@ T = TypeVar("T")
 
 def _from_plain(tp: Any, value: Any, where: str) -> Any:
     origin = get_origin(tp)
+    if origin is Literal:
+        if value not in get_args(tp):
+            raise _bad(where, " or ".join(repr(a) for a in get_args(tp)))
+        return value
     if origin in (Union, types.UnionType):
         args = [a for a in get_args(tp) if a is not type(None)]
         if value is None:
@@ -110,6 +114,9 @@ def from_json(doc: Any) -> Result:
     """Rebuild a result from its JSON document; raises AttnscopeError when it is not one."""
     if not isinstance(doc, dict) or "schema" not in doc:
         raise AttnscopeError("not an attnscope result: no 'schema' field", ExitCode.INPUT_FILE)
+    from attnscope.results.registry import upgrade
+
+    doc = upgrade(doc)
     registry = result_types()
     schema = doc["schema"]
     if schema not in registry:

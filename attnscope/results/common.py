@@ -1,8 +1,9 @@
-"""Pieces shared by several results: a token, the model facts, a query."""
+"""Pieces shared by several results: a token, the model facts, a query, a key span, a warning."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,29 @@ class Query:
     index: int
     text: str
     span: list[int]
+
+
+@dataclass(frozen=True)
+class KeySpan:
+    """A span of text in the prompt that is not the query (``heads --key``): its text and token indices."""
+
+    text: str
+    span: list[int]
+
+
+WarningCode = Literal[
+    "ambiguous_query",  # text occurs count times; the first was used (--occurrence picks one)
+    "ambiguous_key",  # the same for heads --key (--key-occurrence)
+    "sink_key_excluded",  # heads --no-sink: the key span holds position 0, which adds nothing
+    "padded_by_attnscope",  # mask: the tokenizer did not pad the batch; padded with token id ``value``
+]
+
+
+@dataclass(frozen=True)
+class ResultWarning:
+    """Something a user must see next to the result: a code and its data (render puts it into words)."""
+
+    code: WarningCode
+    text: str | None = None
+    count: int | None = None
+    value: int | None = None

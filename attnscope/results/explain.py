@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo, Query, Token
+from attnscope.results.common import ModelInfo, Query, ResultWarning, Token
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class ExplainResult(Result):
     largest weight the capture gave any of them (0 when the mask works).
     """
 
-    SCHEMA = "attnscope.explain/1"
+    SCHEMA = "attnscope.explain/2"
 
     model: ModelInfo
     text: str
@@ -90,4 +90,4 @@ class ExplainResult(Result):
     dims: int = 4  # how many dims the view shows
     lang: str = "en"
     notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

@@ -8,9 +8,12 @@ Nothing here computes or prints.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo, Token, Word
+from attnscope.results.common import KeySpan, ModelInfo, Query, ResultWarning, Token, Word
+
+QueryAgg = Literal["last", "mean"]
 
 
 @dataclass(frozen=True)
@@ -36,20 +39,17 @@ class TopHead:
 
 @dataclass(frozen=True)
 class HeadsResult(Result):
-    SCHEMA = "attnscope.heads/1"
+    SCHEMA = "attnscope.heads/2"
 
     model: ModelInfo
     text: str
     chat: bool
     tokens: list[Token]
     words: list[Word]
-    query_text: str
-    key_text: str
-    query: list[int]  # token indices of the query span
-    key: list[int]  # token indices of the key span
-    query_agg: str  # last | mean: how a multi-token query's rows are reduced
+    query: Query  # index: the span's last token
+    key: KeySpan
+    query_agg: QueryAgg  # how a multi-token query's rows are reduced
     no_sink: bool
     ranking: list[HeadScore]  # all num_hidden_layers x num_attention_heads, score descending
     top: list[TopHead]
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

@@ -9,10 +9,13 @@ or prints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Literal
 
 from attnscope.results import Result
 from attnscope.results.common import ModelInfo, Token, Word
+
+By = Literal["token", "word"]
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,7 @@ class MatrixView:
     """The drawn grid. ``cells[r][c]`` is the mean over row group ``r``'s query tokens of
     the sum over column group ``c``'s key tokens (each row still sums to 1 with ``before``)."""
 
-    by: str  # token | word | block
+    by: Literal["token", "word", "block"]  # block: condensed, too long to draw
     labels: list[str]
     groups: list[list[int]]  # absolute token indices in each row/column group
     cells: list[list[float]]
@@ -29,13 +32,14 @@ class MatrixView:
 
 @dataclass(frozen=True)
 class MatrixResult(Result):
-    SCHEMA = "attnscope.matrix/1"
+    SCHEMA = "attnscope.matrix/2"
 
     model: ModelInfo
     text: str
     chat: bool
     tokens: list[Token]
     words: list[Word]
+    by: By  # what was asked for (view.by says what is drawn)
     layer: int
     head: int
     kv_head: int
@@ -43,5 +47,3 @@ class MatrixResult(Result):
     weights: list[list[float]]  # [query_pos - start][key_pos - start], raw fp32 softmax rows
     before: list[float]  # [query_pos - start]: weight on keys 0..start-1
     view: MatrixView
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)

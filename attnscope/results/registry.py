@@ -6,6 +6,10 @@ reference read this table. This module computes nothing.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
+from typing import Any
+
 from attnscope.results import Result
 from attnscope.results.explain import ExplainResult
 from attnscope.results.generate import GenerateResult
@@ -34,3 +38,53 @@ RESULT_TYPES: tuple[type[Result], ...] = (
     RolesResult,
     GenerateResult,
 )
+
+
+# --- older documents ------------------------------------------------------------------
+# Each function turns one older schema's document into the next one's; ``upgrade`` applies
+# them until the document is current. Sentences the old documents held are dropped: the
+# views write them again from the facts.
+
+
+def _weights_1(doc: dict[str, Any]) -> dict[str, Any]:
+    doc = {k: v for k, v in doc.items() if k not in ("notes", "warnings")}
+    for chart in [doc.get("chart", {}), *doc.get("per_head", [])]:
+        for bar in chart.get("bars", []):
+            if bar.get("label", "").endswith(" (to the query)"):
+                bar["label"] = bar["label"].removesuffix(" (to the query)")
+                bar["partial"] = True
+    strip = doc.get("strip", {})
+    strip["keys"] = [k.removesuffix(" (to the query)") for k in strip.get("keys", [])]
+    return {**doc, "schema": WeightsResult.SCHEMA}
+
+
+def _heads_1(doc: dict[str, Any]) -> dict[str, Any]:
+    q_span, k_span = doc.get("query") or [0], doc.get("key") or [0]
+    query = {"index": q_span[-1], "text": doc.get("query_text", ""), "span": q_span}
+    key = {"text": doc.get("key_text", ""), "span": k_span}
+    doc = {k: v for k, v in doc.items() if k not in ("notes", "warnings", "query_text", "key_text")}
+    return {**doc, "query": query, "key": key, "schema": HeadsResult.SCHEMA}
+
+
+def _matrix_1(doc: dict[str, Any]) -> dict[str, Any]:
+    notes = doc.get("notes") or []
+    drawn = (doc.get("view") or {}).get("by", "token")
+    asked = "word" if drawn == "word" or any(str(n).startswith("--by word") for n in notes) else "token"
+    doc = {k: v for k, v in doc.items() if k not in ("notes", "warnings")}
+    return {**doc, "by": asked, "schema": MatrixResult.SCHEMA}
+
+
+_UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "attnscope.weights/1": _weights_1,
+    "attnscope.heads/1": _heads_1,
+    "attnscope.matrix/1": _matrix_1,
+}
+
+
+def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` rewritten to the current version of its schema (unchanged when it is current or unknown)."""
+    seen = set()
+    while isinstance(doc.get("schema"), str) and doc["schema"] in _UPGRADES and doc["schema"] not in seen:
+        seen.add(doc["schema"])
+        doc = _UPGRADES[doc["schema"]](copy.deepcopy(doc))
+    return doc

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo, Query, Token, Word
+from attnscope.results.common import ModelInfo, Query, ResultWarning, Token, Word
+
+By = Literal["token", "word"]
+Agg = Literal["mean", "max"]
 
 
 @dataclass(frozen=True)
 class Bar:
     """One key (a token, or a word with ``--by word``) and the weight the query gives it."""
 
-    label: str
+    label: str  # the token's label, or the word's text
     tokens: list[int]
     weight: float
     is_query: bool = False
     excluded: bool = False  # position 0 under --no-sink
+    partial: bool = False  # a word cut at the query: only its tokens up to the query are keys
 
 
 @dataclass(frozen=True)
@@ -41,15 +46,15 @@ class Strip:
 
 @dataclass(frozen=True)
 class WeightsView:
-    by: str = "token"  # token | word
-    agg: str = "mean"  # mean | max over the selected layers and heads
+    by: By = "token"
+    agg: Agg = "mean"  # over the selected layers and heads
     no_sink: bool = False
     per_head: bool = False
 
 
 @dataclass(frozen=True)
 class WeightsResult(Result):
-    SCHEMA = "attnscope.weights/1"
+    SCHEMA = "attnscope.weights/2"
 
     model: ModelInfo
     text: str
@@ -65,5 +70,4 @@ class WeightsResult(Result):
     chart: Chart
     strip: Strip
     per_head: list[Chart] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

@@ -7,16 +7,81 @@ a key exists in one and not the other. Each view's keys sit in its own section.
 MESSAGES: dict[str, str] = {
     # == common ==
     "common.sum": "sum",
+    "common.model": "model {id}  {layers} layers, {heads} heads / {kv_heads} KV heads, {dtype} on {device}",
+    "common.query": "query",
+    "common.key": "key",
+    "common.token_span": "token {where}: {labels}",
+    "common.tokens_span": "tokens {where}: {labels}",
+    "common.selection": "layers {layers}  heads {heads}",
+    "common.layer_head": "layer {layer} head {head}",
+    "common.kv_head": "KV head {kv_head}",
+    "common.mean": "mean",
+    "common.max": "max",
+    "common.self": "<- self",
+    "common.note_no_sink": "--no-sink: position 0 excluded and each row renormalised over positions {positions}",
+    "common.warning.ambiguous_query": "warning: '{text}' occurs {count} times; using the first (pick one with --occurrence 1..{count})",
+    "common.warning.ambiguous_key": "warning: '{text}' occurs {count} times; using the first for --key (pick one with --key-occurrence 1..{count})",
+    "common.warning.sink_key_excluded": "warning: --no-sink: key token 0 is excluded, so it adds nothing to the score",
+    "common.warning.padded_by_attnscope": "the tokenizer did not pad this batch itself; padded with token id {value}",
     # == end common ==
     # == tokens ==
+    "tokens.summary": "{tokens} tokens, {words} words",
+    "tokens.chat": "  (chat template applied)",
+    "tokens.col.index": "index",
+    "tokens.col.id": "id",
+    "tokens.col.token": "token",
+    "tokens.col.offsets": "offsets",
+    "tokens.col.word": "word",
     # == end tokens ==
     # == weights ==
+    "weights.query_token": "  (token {index} '{label}')",
+    "weights.strip_title": "keys x layers (mean over the selected heads; darker = more)",
+    "weights.strip_last_digit": "layers {layers}, header shows the last digit; ",
+    "weights.strip_scale": "shading scale 0-{top}",
+    "weights.chart_title": "weights the query mixes in",
+    "weights.excluded": "excluded (sink)",
+    "weights.partial": "{label} (to the query)",
+    "weights.note_chat": "--chat: the last position ends the generation prompt; the assistant's first token is predicted here",
+    "weights.note_by_word": "--by word: each word's bar is the sum of its tokens' weights",
+    "weights.note_mean": "mean over {layers} layer(s) x {heads} head(s)",
+    "weights.note_max": "max over {layers} layer(s) x {heads} head(s): bars need not add up to 1",
     # == end weights ==
     # == mask ==
     # == end mask ==
     # == heads ==
+    "heads.summary": "{above} of {total} heads put more than 0.5 on the key",
+    "heads.top_title": "top {n} of {total} heads by weight on the key",
+    "heads.col.layer": "layer",
+    "heads.col.head": "head",
+    "heads.col.kv": "kv",
+    "heads.col.score": "score",
+    "heads.col.row": "row {positions}",
+    "heads.col.row_binned": "row {positions} ({size}/cell, max)",
+    "heads.col.elsewhere": "elsewhere",
+    "heads.row_legend": "row: positions 0-query, darker = more (on the row's own scale), [key]; · = under 0.5% of the row's max",
+    "heads.col.best": "best",
+    "heads.heatmap_caption": "score per layer and head (darker = more), scale 0-{top}; │ separates KV groups ({kv_heads} KV heads)",
+    "heads.note_score": "score = the query's weight on the key, summed over the key's {n} token(s)",
+    "heads.note_last": "the query spans {n} tokens; its last token's row is used (--query-agg last)",
+    "heads.note_mean": "the query spans {n} tokens; their rows are averaged (--query-agg mean)",
     # == end heads ==
     # == matrix ==
+    "matrix.positions": "positions {positions} of {n}",
+    "matrix.tokens": "{n} tokens",
+    "matrix.by.token": "by token",
+    "matrix.by.word": "by word",
+    "matrix.by.block": "by block",
+    "matrix.top.token": "top key",
+    "matrix.top.word": "top word",
+    "matrix.top.block": "top block",
+    "matrix.scale": "scale 0-1: ",
+    "matrix.blank": "blank <0.005   · masked: the key is after the query (causal)",
+    "matrix.legend_block": "rows and columns are numbered by each block's first position; labels show its first token",
+    "matrix.legend_word": "rows and columns are numbered by word",
+    "matrix.note_by_word": "--by word: each cell is the mean over the row word's query tokens of the sum over the column word's key tokens; each row still sums to 1",
+    "matrix.note_too_many_words": "{n} words are too many to draw; shown in blocks of tokens instead",
+    "matrix.note_condensed": "condensed: {n} tokens in blocks of up to {size}; each cell is the mean over the row block's query tokens of the sum over the column block's key tokens (JSON keeps every weight)",
+    "matrix.note_window": "--window {start}:{end}: the '<{start}' column is each row's weight on keys {before}",
     # == end matrix ==
     # == info ==
     # == end info ==

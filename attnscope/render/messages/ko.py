@@ -7,16 +7,81 @@ a key exists in one and not the other. Each view's keys sit in its own section.
 MESSAGES: dict[str, str] = {
     # == common ==
     "common.sum": "합계",
+    "common.model": "모델 {id}: 레이어 {layers}개, 헤드 {heads}개(K·V 헤드 {kv_heads}개), {dtype}, {device}",
+    "common.query": "쿼리",
+    "common.key": "키",
+    "common.token_span": "토큰 {where}: {labels}",
+    "common.tokens_span": "토큰 {where}: {labels}",
+    "common.selection": "레이어 {layers}  헤드 {heads}",
+    "common.layer_head": "레이어 {layer} 헤드 {head}",
+    "common.kv_head": "K·V 헤드 {kv_head}",
+    "common.mean": "평균",
+    "common.max": "최댓값",
+    "common.self": "<- 자기 자신",
+    "common.note_no_sink": "--no-sink: 위치 0을 빼고, 행마다 위치 {positions}의 비율을 합계가 1이 되게 다시 맞췄다.",
+    "common.warning.ambiguous_query": "경고: 프롬프트에 '{text}' 자리가 {count}곳 있다. 첫 번째 자리를 쓴다(다른 자리는 --occurrence 1~{count}로 고른다).",
+    "common.warning.ambiguous_key": "경고: 프롬프트에 '{text}' 자리가 {count}곳 있다. --key에는 첫 번째 자리를 쓴다(다른 자리는 --key-occurrence 1~{count}로 고른다).",
+    "common.warning.sink_key_excluded": "경고: --no-sink는 위치 0을 빼므로, 키의 토큰 0은 점수에 더해지지 않는다.",
+    "common.warning.padded_by_attnscope": "토크나이저가 이 배치를 직접 채우지 않아서, 토큰 ID {value}로 빈칸을 채웠다.",
     # == end common ==
     # == tokens ==
+    "tokens.summary": "토큰 {tokens}개, 단어 {words}개",
+    "tokens.chat": "  (채팅 템플릿 적용)",
+    "tokens.col.index": "위치",
+    "tokens.col.id": "토큰 ID",
+    "tokens.col.token": "토큰",
+    "tokens.col.offsets": "글자 범위",
+    "tokens.col.word": "단어",
     # == end tokens ==
     # == weights ==
+    "weights.query_token": "  (토큰 {index} '{label}')",
+    "weights.strip_title": "키 × 레이어(선택한 헤드의 평균, 진할수록 비율이 크다)",
+    "weights.strip_last_digit": "레이어 {layers}. 머리글에는 레이어 번호의 끝자리만 적는다. ",
+    "weights.strip_scale": "음영 눈금 0~{top}",
+    "weights.chart_title": "쿼리가 섞어 오는 비율",
+    "weights.excluded": "제외(어텐션 싱크)",
+    "weights.partial": "{label} (쿼리까지)",
+    "weights.note_chat": "--chat: 마지막 위치는 생성 프롬프트의 끝이다. 어시스턴트의 첫 토큰을 이 위치에서 예측한다.",
+    "weights.note_by_word": "--by word: 단어 막대는 그 단어에 든 토큰들의 비율을 더한 값이다.",
+    "weights.note_mean": "레이어 {layers}개 × 헤드 {heads}개의 평균이다.",
+    "weights.note_max": "레이어 {layers}개 × 헤드 {heads}개 중 최댓값이다. 막대를 더해도 1이 아닐 수 있다.",
     # == end weights ==
     # == mask ==
     # == end mask ==
     # == heads ==
+    "heads.summary": "헤드 {total}개 중 {above}개가 키에 0.5보다 큰 비율을 둔다.",
+    "heads.top_title": "키에 두는 비율이 큰 헤드 {n}개(전체 {total}개 중)",
+    "heads.col.layer": "레이어",
+    "heads.col.head": "헤드",
+    "heads.col.kv": "K·V",
+    "heads.col.score": "점수",
+    "heads.col.row": "행 {positions}",
+    "heads.col.row_binned": "행 {positions} (한 칸에 {size}개, 최댓값)",
+    "heads.col.elsewhere": "키 밖 최대",
+    "heads.row_legend": "행: 위치 0부터 쿼리까지. 진할수록 비율이 크다(행마다 제 눈금). [ ]는 키, ·는 행 최댓값의 0.5% 미만이다.",
+    "heads.col.best": "최대",
+    "heads.heatmap_caption": "레이어와 헤드별 점수(진할수록 크다), 눈금 0~{top}. │는 K·V 그룹을 나눈다(K·V 헤드 {kv_heads}개).",
+    "heads.note_score": "점수는 쿼리가 키에 두는 비율을 키의 토큰 {n}개에 걸쳐 더한 값이다.",
+    "heads.note_last": "쿼리는 토큰 {n}개에 걸쳐 있다. 마지막 토큰의 행을 쓴다(--query-agg last).",
+    "heads.note_mean": "쿼리는 토큰 {n}개에 걸쳐 있다. 그 행들의 평균을 쓴다(--query-agg mean).",
     # == end heads ==
     # == matrix ==
+    "matrix.positions": "위치 {positions} (전체 {n}개)",
+    "matrix.tokens": "토큰 {n}개",
+    "matrix.by.token": "토큰별",
+    "matrix.by.word": "단어별",
+    "matrix.by.block": "블록별",
+    "matrix.top.token": "최대 키",
+    "matrix.top.word": "최대 단어",
+    "matrix.top.block": "최대 블록",
+    "matrix.scale": "눈금 0~1: ",
+    "matrix.blank": "표시 없음 <0.005   · 마스크: 키가 쿼리보다 뒤에 있다(인과 마스크)",
+    "matrix.legend_block": "행과 열의 번호는 블록의 첫 위치이고, 이름은 블록의 첫 토큰이다.",
+    "matrix.legend_word": "행과 열의 번호는 단어 번호다.",
+    "matrix.note_by_word": "--by word: 각 칸은 열 단어의 키 토큰 비율을 더한 값을 행 단어의 쿼리 토큰에 걸쳐 평균낸 것이다. 행마다 합계는 여전히 1이다.",
+    "matrix.note_too_many_words": "단어가 {n}개라 다 그릴 수 없어서, 토큰 블록으로 묶어 보인다.",
+    "matrix.note_condensed": "압축: 토큰 {n}개를 최대 {size}개씩 블록으로 묶었다. 각 칸은 열 블록의 키 토큰 비율을 더한 값을 행 블록의 쿼리 토큰에 걸쳐 평균낸 것이다(JSON에는 모든 비율이 남는다).",
+    "matrix.note_window": "--window {start}:{end}: '<{start}' 열은 각 행이 키 {before}에 두는 비율이다.",
     # == end matrix ==
     # == info ==
     # == end info ==

@@ -91,7 +91,7 @@ def _heads(r: HeadsResult) -> str | None:
     for place, top in enumerate(r.top, start=1):
         if place > len(r.ranking) or (r.ranking[place - 1].layer, r.ranking[place - 1].head) != (top.layer, top.head):
             return f"top {place}: L{top.layer} H{top.head} is not the ranking's head at that place"
-        from_row = sum(top.row[k] for k in r.key if k < len(top.row))
+        from_row = sum(top.row[k] for k in r.key.span if k < len(top.row))
         if _far(top.score, from_row) or _far(by_head[(top.layer, top.head)], from_row):
             return f"L{top.layer} H{top.head}: the score {top.score:.6g} is not its row summed over the key ({from_row:.6g})"
     return None

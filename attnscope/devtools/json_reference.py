@@ -178,7 +178,8 @@ def generate() -> str:
         out.append("")
         out.append(f"## `{cls.SCHEMA}`")
         out.append("")
-        out.append(f"Python: `{cls.__module__}.{cls.__name__}`.")
+        command = cls.SCHEMA.removeprefix("attnscope.").split("/")[0]
+        out.append(f"Written by `attnscope {command} --json`; Python: `{cls.__module__}.{cls.__name__}`.")
         doc = _doc(cls)
         if doc:
             out += ["", doc]

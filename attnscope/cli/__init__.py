@@ -52,6 +52,7 @@ from attnscope.cli import reuse  # noqa: E402
 from attnscope.cli import render  # noqa: E402
 from attnscope.cli import roles  # noqa: E402
 from attnscope.cli import generate  # noqa: E402
+from attnscope.cli import explore  # noqa: E402
 
 # isort: on
 
@@ -59,6 +60,7 @@ __all__ = [
     "app",
     "explain",
     "generate",
+    "explore",
     "heads",
     "info",
     "main",

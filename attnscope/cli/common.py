@@ -48,8 +48,8 @@ MessagesOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the view.")]
-SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also write the view to this SVG file.")]
-HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write the view to this HTML file.")]
+SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also draw the figure into this SVG file.")]
+HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write an HTML page holding the same SVG figure.")]
 LangOpt = Annotated[
     str | None, typer.Option("--lang", help="Language of the view: en|ko. Default: $ATTNSCOPE_LANG, else en.")
 ]
@@ -151,7 +151,7 @@ class Output(OptionGroup):
 
             view = render.view(result, ctx)
             if self.svg or self.html:
-                render.export(view, svg=self.svg, html=self.html, width=self.width, title=f"attnscope {result.SCHEMA}")
+                render.export(result, ctx, svg=self.svg, html=self.html)
         if self.as_json:
             write_json(result.to_json())
         else:

@@ -6,8 +6,8 @@ type (``functools.singledispatch``): each view module registers its own function
 missing module is an import error, not a missing view. ``figure(result, ctx)`` is the
 same dispatch for SVG figures. ``Ctx`` carries what a face needs besides the result:
 the language (every word comes from ``attnscope.render.i18n``) and the width to fit.
-``console()`` makes the console the CLI prints to and ``export()`` writes a view as SVG
-or HTML. Nothing here computes numbers beyond rounding and scaling for display.
+``console()`` makes the console the CLI prints to and ``export()`` writes a result's
+figure as SVG, or as HTML that embeds it. Nothing here computes numbers beyond rounding and scaling for display.
 """
 
 from __future__ import annotations
@@ -99,20 +99,58 @@ def to_text(renderable: RenderableType, width: int = 100) -> str:
     return buf.getvalue()
 
 
-def export(renderable: RenderableType, *, svg: str | None, html: str | None, width: int | None, title: str) -> None:
-    """Write the view as SVG and/or HTML; colours and bars survive, text stays text."""
-    rec = Console(record=True, width=width or 110, file=io.StringIO(), force_terminal=True, color_system="truecolor")
-    rec.print(renderable)
+def has_figure(result: Result) -> bool:
+    """Whether ``result``'s type has a figure of its own (else its SVG is the view's text laid out)."""
+    return figure.dispatch(type(result)) is not figure.dispatch(object)
+
+
+def figure_svg(result: Result, ctx: Ctx) -> str:
+    """The SVG of ``result``: its own figure, or the terminal view's text laid out by the figure code."""
+    if has_figure(result):
+        return figure(result, ctx)
+    from attnscope.render.figures.textview import text_figure
+
+    return text_figure(view(result, ctx), ctx.width or 110, f"attnscope {result.SCHEMA}")
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename:
+    either the whole file is there afterwards, or nothing (one error line otherwise)."""
+    import os
+    import tempfile
+
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise AttnscopeError(f"cannot write {path}: no such folder {str(folder)!r}", ExitCode.USAGE)
+    if target.is_dir():
+        raise AttnscopeError(f"cannot write {path}: it is a folder", ExitCode.USAGE)
     try:
-        if svg:
-            Path(svg).write_text(
-                rec.export_svg(title=title, clear=False, font_aspect_ratio=0.6, code_format=_SVG_FORMAT),
-                encoding="utf-8",
-            )
-        if html:
-            Path(html).write_text(rec.export_html(clear=False, code_format=_HTML_FORMAT), encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise AttnscopeError(f"cannot write {svg or html}: {exc.strerror}", ExitCode.USAGE) from exc
+        raise AttnscopeError(f"cannot write {path}: {exc.strerror}", ExitCode.USAGE) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise AttnscopeError(f"cannot write {path}: {exc.strerror}", ExitCode.USAGE) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def export(result: Result, ctx: Ctx, *, svg: str | None, html: str | None) -> None:
+    """Write the result's figure as SVG and/or as an HTML page that embeds the same SVG."""
+    from attnscope.render.figures.svg import html_page
+
+    drawn = figure_svg(result, ctx)
+    if svg:
+        write_atomic(svg, drawn)
+    if html:
+        write_atomic(html, html_page(drawn, f"attnscope {result.SCHEMA}", ctx.lang))
 
 
 class ProgressBar:
@@ -145,37 +183,10 @@ class ProgressBar:
         self._progress.stop()
 
 
-def _font_stack() -> str:
-    # Hangul-capable monospace first; then the system Korean fonts of macOS and Windows so Korean never falls to tofu.
-    return (
-        "'D2Coding', 'Noto Sans Mono CJK KR', 'Nanum Gothic Coding', 'Fira Code', 'DejaVu Sans Mono', "
-        "'Apple SD Gothic Neo', 'Malgun Gothic', 'Noto Sans CJK KR', monospace"
-    )
-
-
-def _svg_format() -> str:
-    from rich._export_format import CONSOLE_SVG_FORMAT
-
-    fmt: str = CONSOLE_SVG_FORMAT
-    return fmt.replace("font-family: Fira Code, monospace;", f"font-family: {_font_stack()};")
-
-
-def _html_format() -> str:
-    from rich._export_format import CONSOLE_HTML_FORMAT
-
-    fmt: str = CONSOLE_HTML_FORMAT
-    return fmt.replace(
-        "font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace", f"font-family:{_font_stack()}"
-    )
-
-
-_SVG_FORMAT = _svg_format()
-_HTML_FORMAT = _html_format()
-
-
 # Every view registers itself on import; this list is the table of views.
 from attnscope.render import (  # noqa: E402
     explain,
+    figures,  # the SVG figures (render.figure)
     generate,
     heads,
     info,
@@ -192,8 +203,11 @@ from attnscope.render import (  # noqa: E402
 __all__ = [
     "Ctx",
     "explain",
+    "export",
     "figure",
     "generate",
+    "figure_svg",
+    "figures",
     "heads",
     "info",
     "mask",

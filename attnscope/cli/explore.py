@@ -1,0 +1,56 @@
+"""``attnscope explore``: one self-contained HTML page to click around a prompt's attention."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnscope.cli import app
+from attnscope.cli.common import Chat, Model, PromptArg, handle_errors, option_groups, read_prompt, stderr_line
+
+
+@app.command("explore")
+@handle_errors
+@option_groups
+def explore_cmd(
+    prompt: PromptArg,
+    output: Annotated[str, typer.Option("--output", "-o", help="The HTML file to write (one file, no network).")],
+    query: Annotated[
+        list[str] | None,
+        typer.Option("--query", "-q", help="Text in the prompt; its last token is shown first (several allowed)."),
+    ] = None,
+    pos: Annotated[
+        list[int] | None,
+        typer.Option("--pos", help="A query position, negative from the end (several allowed)."),
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option("--key", "-k", help="Text in the prompt: the key the layers x heads grid shows first.")
+    ] = None,
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            "--lang", help="Language the page opens in: en|ko (it can switch). Default: $ATTNSCOPE_LANG, else en."
+        ),
+    ] = None,
+    *,
+    model: Model,
+    chat: Chat,
+) -> None:
+    """Write one HTML page (inline script, embedded data, no network): click a token to make it the query,
+    pick a head, a layer or all of them, see the chart, the layers x heads grid and the causal matrix."""
+    from attnscope.core.explore import explore
+    from attnscope.render import write_atomic
+    from attnscope.render.explore import check_output, page
+    from attnscope.render.i18n import check_lang, default_lang, t
+
+    text = read_prompt(prompt)
+    check_output(output)  # before the model loads: a bad path costs nothing
+    page_lang = check_lang(lang, "--lang") if lang else default_lang()
+    data = explore(model.load(), text, queries=query or [], positions=pos or [], key=key, **chat.kwargs())
+    for warning in data.warnings:
+        stderr_line(f"attnscope: {warning}")
+    html = page(data, page_lang)
+    write_atomic(output, html)
+    size = f"{len(html.encode('utf-8')) / 1e6:.1f} MB"
+    stderr_line(f"attnscope: {t(page_lang, 'explore.wrote', path=output, size=size)}")

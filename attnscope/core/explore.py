@@ -1,0 +1,107 @@
+"""The ``explore`` computation: every query row of every layer and head, quantised to bytes.
+
+One forward pass captures the fp32 rows of the stored query positions at every layer
+(``capture.run``); each row is rounded to multiples of ``1 / LEVELS`` with the largest
+remainder method, so that it still adds up to exactly 1. Up to ``LIMIT`` tokens every
+position is stored; a longer prompt stores only the positions asked for with
+``--query``/``--pos``. This module does not load models, does not write the page and
+does not print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from attnscope.core import capture
+from attnscope.core.heads import find_span
+from attnscope.core.tokens import Encoded, check_length, encode, query_at
+from attnscope.errors import AttnscopeError
+from attnscope.loading import Loaded
+from attnscope.results.explore import ExploreData
+
+LIMIT = 320  # tokens; 24 layers x 14 heads x 320 x 321 / 2 bytes = 17.3 MB before compression
+LEVELS = 255
+
+
+def quantise(rows: torch.Tensor, levels: int = LEVELS) -> torch.Tensor:
+    """rows (..., K) of weights adding up to 1 -> uint8 (..., K) adding up to exactly ``levels``.
+
+    Largest remainder: floor every ``w * levels``, then give the missing units to the
+    entries with the largest fractional parts. Each entry ends within 1 of ``w * levels``.
+    """
+    scaled = rows.float() * levels
+    base = scaled.floor()
+    frac = scaled - base
+    missing = (levels - base.sum(dim=-1, keepdim=True)).round().clamp(min=0)  # (..., 1)
+    order = frac.argsort(dim=-1, descending=True)
+    rank = torch.empty_like(order)
+    rank.scatter_(-1, order, torch.arange(rows.shape[-1]).expand_as(order))
+    out = base + (rank < missing).double()
+    return out.clamp(0, levels).to(torch.uint8)
+
+
+def pick_positions(enc: Encoded, queries: Sequence[str], positions: Sequence[int], warnings: list[str]) -> list[int]:
+    """The query positions asked for: the last token of each --query text, then each --pos."""
+    out = [find_span(enc, text, None, "--query", "--occurrence", warnings)[-1] for text in queries]
+    return out + [query_at(enc, pos).index for pos in positions]
+
+
+def explore(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    queries: Sequence[str] = (),
+    positions: Sequence[int] = (),
+    key: str | None = None,
+    chat: bool = False,
+    system: str | None = None,
+    limit: int | None = None,
+) -> ExploreData:
+    """Everything ``attnscope explore`` computes for one prompt (``limit``: default LIMIT)."""
+    limit = LIMIT if limit is None else limit
+    info = loaded.info
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    n = len(enc.ids)
+    check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
+    warnings: list[str] = []
+    asked = pick_positions(enc, queries, positions, warnings)
+    full = n <= limit
+    if not full and not asked:
+        raise AttnscopeError(
+            f"the prompt has {n} tokens; explore stores every row only up to {limit} tokens: "
+            "give --query TEXT or --pos N (several allowed) to store only those rows"
+        )
+    stored = list(range(n)) if full else sorted(set(asked))
+    query = asked[0] if asked else n - 1
+    key_span = find_span(enc, key, None, "--key", "--key-occurrence", warnings) if key is not None else []
+    if key_span and key_span[-1] > query:
+        raise AttnscopeError(f"--key {key!r} comes after the query (position {query}); the query cannot see it")
+    layers = list(range(info.num_hidden_layers))
+    end = max(stored) + 1
+    ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
+    request = capture.Request(positions=torch.tensor([stored]), layers=frozenset(layers))
+    got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
+    capture.check_finite(got.rows)
+    keep = torch.arange(end)[None, :] <= torch.tensor(stored)[:, None]  # (P, end): key_pos <= query_pos
+    packed = []
+    for layer in layers:  # one layer at a time keeps the sort's memory small
+        rows = got.rows.pop(layer)[0]  # (H, P, end); the causal mask left 0 after each query
+        packed.append(quantise(rows)[:, keep])  # (H, sum(p + 1)): each head's stored rows in turn
+    weights = torch.stack(packed)  # (L, H, sum(p + 1))
+    return ExploreData(
+        model=info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        words=enc.words,
+        positions=stored,
+        full=full,
+        limit=limit,
+        query=query,
+        key=key_span,
+        levels=LEVELS,
+        weights=weights.contiguous().numpy().tobytes(),
+        warnings=warnings,
+    )

@@ -1,0 +1,77 @@
+"""SVG figure of a HeadsResult: the layers × heads grid of the weight the query puts on the key.
+
+One filled cell per (layer, head) on the heat scale, the value written in cells that are
+large enough to matter, vertical rules between KV groups, each layer's best head at the
+right, a legend, and the top heads listed under the grid. Nothing here ranks heads.
+"""
+
+from __future__ import annotations
+
+from attnscope.render import Ctx, figure
+from attnscope.render.figures.common import MARGIN, ROW, header, model_line
+from attnscope.render.figures.svg import DIM, INK, Svg, heat, ink_on, text_width
+from attnscope.render.i18n import t
+from attnscope.results.heads import HeadsResult
+
+CW, CH = 30.0, 20.0
+
+
+@figure.register
+def heads_figure(r: HeadsResult, ctx: Ctx) -> str:
+    m = r.model
+    n_layers, n_heads = m.num_hidden_layers, m.num_attention_heads
+    grid = [[0.0] * n_heads for _ in range(n_layers)]
+    kv_of = [0] * n_heads
+    for s in r.ranking:
+        if 0 <= s.layer < n_layers and 0 <= s.head < n_heads:
+            grid[s.layer][s.head] = s.score
+            kv_of[s.head] = s.kv_head
+    top = max((max(row) for row in grid), default=0.0) or 1.0
+    above = sum(1 for s in r.ranking if s.score > 0.5)
+    svg = Svg(title=f"attnscope heads: {r.query_text} -> {r.key_text}")
+    lines = [
+        t(ctx.lang, "figures.heads.above", n=above, total=len(r.ranking)),
+        model_line(ctx, m),
+    ]
+    y = header(svg, ctx, t(ctx.lang, "figures.heads.title", query=r.query_text, key=r.key_text), lines)
+    layer_word = t(ctx.lang, "figures.layer")
+    left = MARGIN + max(text_width(layer_word, 11), text_width("00")) + 10
+    y += ROW
+    svg.text(left + n_heads * CW / 2, y, t(ctx.lang, "figures.head"), anchor="middle", size=11, fill=DIM)
+    y += ROW
+    svg.text(left - 6, y, layer_word, anchor="end", size=11, fill=DIM)
+    for h in range(n_heads):
+        svg.text(left + h * CW + CW / 2, y, str(h), anchor="middle", size=11, fill=DIM)
+    best_x = left + n_heads * CW + 10
+    svg.text(best_x, y, t(ctx.lang, "figures.heads.best"), size=11, fill=DIM)
+    y += 6
+    y0 = y
+    for layer, row in enumerate(grid):
+        svg.text(left - 6, y + CH - 6, str(layer), anchor="end", size=11, fill=DIM)
+        for h, v in enumerate(row):
+            frac = v / top
+            svg.rect(left + h * CW, y, CW, CH, heat(frac), title=f"L{layer} H{h} (KV {kv_of[h]}): {v:.3f}")
+            if v >= 0.1:
+                svg.text(
+                    left + h * CW + CW / 2,
+                    y + CH - 6,
+                    f"{v:.2f}"[1:] if v < 1 else "1.0",
+                    anchor="middle",
+                    size=9.5,
+                    fill=ink_on(frac),
+                )
+        best = max(range(n_heads), key=lambda h: row[h]) if row else 0
+        svg.text(best_x, y + CH - 6, f"H{best} {row[best]:.2f}", size=11, fill=DIM)
+        y += CH
+    for h in range(1, n_heads):
+        if kv_of[h] != kv_of[h - 1]:
+            svg.line(left + h * CW, y0 - 2, left + h * CW, y + 2, stroke=INK, width=1.5)
+    y += 12
+    y = svg.heat_legend(left, y, top, t(ctx.lang, "figures.scale", top=f"{top:.2f}"))
+    y += ROW * 0.5
+    svg.text(left, y, t(ctx.lang, "figures.heads.kv", kv=m.num_key_value_heads), size=11, fill=DIM)
+    y += ROW * 0.6
+    for i, top_head in enumerate(r.top[:5], start=1):
+        y += ROW
+        svg.text(left, y, f"{i}. L{top_head.layer} H{top_head.head} (KV {top_head.kv_head})  {top_head.score:.2f}")
+    return svg.to_string()

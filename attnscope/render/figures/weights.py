@@ -1,0 +1,96 @@
+"""SVG figure of a WeightsResult: the note's chart, and the keys × layers heat strip.
+
+The chart is one row per key (a token, or a word with ``--by word``): label, weight,
+a bar whose length is the weight, and the note's ``<- self`` mark; a rule and the sum
+close it, as in the note. The strip draws one filled cell per key and layer on the
+heat scale, with a legend. Labels are rebuilt from token indices, not read from the
+result's strings. Nothing here computes a weight.
+"""
+
+from __future__ import annotations
+
+from attnscope.render import Ctx, figure
+from attnscope.render.figures.common import MARGIN, ROW, chart_rows, header, key_label, model_line, notes
+from attnscope.render.figures.svg import DIM, GRID, Svg, heat, text_width
+from attnscope.render.i18n import t
+from attnscope.results.weights import Chart, WeightsResult
+
+CELL = 18.0
+
+
+def _rows(r: WeightsResult, chart: Chart, ctx: Ctx) -> list[tuple[str, float | None, str, bool]]:
+    out: list[tuple[str, float | None, str, bool]] = []
+    for b in chart.bars:
+        label = key_label(r.tokens, r.words, b.tokens, r.view.by, ctx)
+        mark = (
+            t(ctx.lang, "figures.self") if b.is_query else (t(ctx.lang, "figures.sink_excluded") if b.excluded else "")
+        )
+        out.append((label, None if b.excluded else b.weight, mark, b.is_query))
+    return out
+
+
+def _selection(r: WeightsResult, ctx: Ctx) -> str:
+    if len(r.layers) == 1 and len(r.heads) == 1:
+        return t(ctx.lang, "figures.selection.one", layer=r.layers[0], head=r.heads[0], kv=r.kv_heads[0])
+    key = "figures.selection.max" if r.view.agg == "max" else "figures.selection.mean"
+    return t(ctx.lang, key, layers=len(r.layers), heads=len(r.heads))
+
+
+def strip(svg: Svg, r: WeightsResult, ctx: Ctx, y: float) -> float:
+    """The keys × layers heat strip with its layer numbers and legend; returns the y below."""
+    s = r.strip
+    y += ROW * 1.4
+    svg.text(MARGIN, y, t(ctx.lang, "figures.strip.title"), bold=True)
+    labels = [key_label(r.tokens, r.words, b.tokens, r.view.by, ctx) for b in r.chart.bars]
+    if len(labels) != len(s.keys):
+        labels = list(s.keys)
+    left = MARGIN + max((text_width(x, 11.5) for x in labels), default=0) + 12
+    top = max((max(row) for row in s.values if row), default=0.0) or 1.0
+    y += ROW
+    svg.text(left - 6, y, t(ctx.lang, "figures.layer"), anchor="end", fill=DIM, size=11)
+    for i, layer in enumerate(s.layers):
+        svg.text(left + i * CELL + CELL / 2, y, str(layer), anchor="middle", size=10, fill=DIM)
+    y += 6
+    query_row = next((i for i, b in enumerate(r.chart.bars) if b.is_query), -1)
+    for k, (label, row) in enumerate(zip(labels, s.values, strict=True)):
+        svg.text(MARGIN, y + CELL - 5, label, bold=k == query_row, size=11.5)
+        for i, v in enumerate(row):
+            svg.rect(
+                left + i * CELL,
+                y,
+                CELL,
+                CELL,
+                heat(v / top),
+                title=f"{label} · {t(ctx.lang, 'figures.layer')} {s.layers[i]}: {v:.3f}",
+            )
+        y += CELL
+    svg.line(left, y, left + CELL * len(s.layers), y, stroke=GRID)
+    y += 10
+    return svg.heat_legend(left, y, top, t(ctx.lang, "figures.scale", top=f"{top:.2f}"))
+
+
+@figure.register
+def weights_figure(r: WeightsResult, ctx: Ctx) -> str:
+    q = r.query
+    svg = Svg(title=f"attnscope weights: {q.text}")
+    lines = [
+        t(ctx.lang, "figures.query", query=q.text, pos=q.index),
+        _selection(r, ctx),
+        model_line(ctx, r.model),
+    ]
+    y = header(svg, ctx, t(ctx.lang, "figures.weights.title"), lines)
+    if r.view.per_head and r.per_head:
+        for chart in r.per_head:
+            sub = t(ctx.lang, "figures.selection.one", layer=chart.layer, head=chart.head, kv=chart.kv_head)
+            y = chart_rows(svg, ctx, y, _rows(r, chart, ctx), chart.total, subtitle=sub) + ROW * 0.5
+    else:
+        y = chart_rows(svg, ctx, y, _rows(r, r.chart, ctx), r.chart.total)
+    extra = []
+    if r.view.by == "word":
+        extra.append(t(ctx.lang, "figures.by_word"))
+    if r.view.no_sink:
+        extra.append(t(ctx.lang, "figures.no_sink", q=q.index))
+    y = notes(svg, y, extra)
+    if len(r.layers) > 1 and r.strip.values:
+        strip(svg, r, ctx, y)
+    return svg.to_string()

@@ -13,18 +13,27 @@ if [ "${1:-}" = "--svg-only" ]; then
     python -m attnscope render "$json" --svg "${json%.json}.svg" --width 100 >/dev/null
     echo "${json%.json}.svg" >&2
   done
+  for name in weights-seed heads-seed mask-batch; do  # the Korean figures
+    python -m attnscope render "samples/$name.json" --svg "samples/$name.ko.svg" --lang ko >/dev/null
+    echo "samples/$name.ko.svg" >&2
+  done
   exit 0
 fi
 MODEL="${1:-${ATTNSCOPE_REAL_MODEL:-$HOME/.cache/attnscope-real/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}}"
 SEED="민수는 사과를 샀다. 그는 그것을 먹었다."
 export COLUMNS=100
 
-sample() {  # sample NAME COMMAND ARGS...: samples/NAME.json and samples/NAME.svg
+sample() {  # sample NAME COMMAND ARGS...: samples/NAME.json and samples/NAME.svg (the figure, drawn from the JSON)
   local name=$1
   shift
   python -m attnscope "$@" --json >"samples/$name.json"
   python -m attnscope render "samples/$name.json" --svg "samples/$name.svg" --width 100 >/dev/null
   echo "samples/$name.json, samples/$name.svg" >&2
+}
+
+sample_ko() {  # sample_ko NAME: samples/NAME.ko.svg, the same figure with Korean words
+  python -m attnscope render "samples/$1.json" --svg "samples/$1.ko.svg" --lang ko >/dev/null
+  echo "samples/$1.ko.svg" >&2
 }
 
 # The note's chart: what 그것을 mixes in, over all layers and heads.
@@ -42,3 +51,12 @@ sample weights-chat weights --chat --system "당신은 친절한 과학 선생�
 sample mask-batch mask "$SEED" "그는 그것을 먹었다." --padding-side left --model "$MODEL"
 # The config facts the note quotes (no weights loaded).
 sample info info --model "$MODEL"
+# The same figures in Korean.
+sample_ko weights-seed
+sample_ko heads-seed
+sample_ko mask-batch
+# The explorer pages (one self-contained HTML file each, no network): the seed sentence with
+# 그것을 as the query and 사과를 as the key of the heads grid, and the chat sample.
+python -m attnscope explore "$SEED" --query 그것을 --key 사과를 --model "$MODEL" -o samples/explore-seed.html
+python -m attnscope explore --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
+  --key 토마토는 --model "$MODEL" -o samples/explore-chat.html

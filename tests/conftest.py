@@ -73,3 +73,21 @@ def cli() -> Any:
         return runner.invoke(app, list(args), input=input, catch_exceptions=False)
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def browser() -> Any:
+    """Headless Debian Chromium driven by Playwright (tests/browser); see browserkit."""
+    from browserkit import chromium_path, missing
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("Playwright is not installed (pip install -e '.[dev]')")
+    exe = chromium_path()
+    if exe is None:
+        missing("no Chromium found (apt-get install chromium, or set ATTNSCOPE_CHROMIUM)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe)
+        yield b
+        b.close()

@@ -102,7 +102,7 @@ def mask_figure(r: MaskResult, ctx: Ctx) -> str:
     lines = [t(ctx.lang, "figures.mask.legend")]
     if r.model is not None:
         lines.append(model_line(ctx, r.model))
-    y = header(svg, ctx, t(ctx.lang, "figures.mask.combined"), lines)
+    y = header(svg, ctx, t(ctx.lang, "figures.mask.title"), lines)
     slots = _slots(r.shown_positions)
     remark = t(ctx.lang, "figures.mask.pad_row")
     if r.mode == "illustration":

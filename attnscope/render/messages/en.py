@@ -139,6 +139,7 @@ MESSAGES: dict[str, str] = {
     "figures.matrix.before": "<{start}: the row's weight on keys 0~{last}",
     "figures.matrix.by_word": "rows and columns are words",
     "figures.matrix.by_block": "rows and columns are blocks of positions, labelled by their first token",
+    "figures.mask.title": "Masks: which positions each position refers to",
     "figures.mask.legend": "rows: the position being computed, columns: the position referred to, 1 = refers, . = weight 0",
     "figures.mask.causal": "causal mask only",
     "figures.mask.combined": "causal mask and padding mask",

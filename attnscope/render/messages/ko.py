@@ -139,6 +139,7 @@ MESSAGES: dict[str, str] = {
     "figures.matrix.before": "<{start}: 그 행이 키 0~{last}에 준 비율",
     "figures.matrix.by_word": "행과 열은 단어다",
     "figures.matrix.by_block": "행과 열은 위치 묶음이고, 이름은 묶음의 첫 토큰이다",
+    "figures.mask.title": "마스크: 위치마다 참고하는 위치",
     "figures.mask.legend": "행: 계산하는 위치, 열: 참고하는 위치, 1 = 참고함, . = 비율 0",
     "figures.mask.causal": "causal mask만",
     "figures.mask.combined": "causal mask와 padding mask",

@@ -7,7 +7,16 @@ from typing import Annotated
 import typer
 
 from attnscope.cli import app
-from attnscope.cli.common import Chat, Model, PromptArg, handle_errors, option_groups, read_prompt, stderr_line
+from attnscope.cli.common import (
+    Chat,
+    Model,
+    PromptArg,
+    handle_errors,
+    option_groups,
+    read_prompt,
+    stderr_line,
+    warning_line,
+)
 
 
 @app.command("explore")
@@ -49,7 +58,7 @@ def explore_cmd(
     page_lang = check_lang(lang, "--lang") if lang else default_lang()
     data = explore(model.load(), text, queries=query or [], positions=pos or [], key=key, **chat.kwargs())
     for warning in data.warnings:
-        stderr_line(f"attnscope: {warning}")
+        stderr_line(f"attnscope: {warning_line(warning, page_lang)}")
     html = page(data, page_lang)
     write_atomic(output, html)
     size = f"{len(html.encode('utf-8')) / 1e6:.1f} MB"

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 import torch
 
 from attnscope.core import capture
-from attnscope.core.heads import find_span
-from attnscope.core.tokens import Encoded, check_length, encode, query_at
+from attnscope.core.tokens import Encoded, check_length, encode, find_span, query_at
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
+from attnscope.results.common import ResultWarning
 from attnscope.results.explore import ExploreData
 
 LIMIT = 320  # tokens; 24 layers x 14 heads x 320 x 321 / 2 bytes = 17.3 MB before compression
@@ -42,9 +42,11 @@ def quantise(rows: torch.Tensor, levels: int = LEVELS) -> torch.Tensor:
     return out.clamp(0, levels).to(torch.uint8)
 
 
-def pick_positions(enc: Encoded, queries: Sequence[str], positions: Sequence[int], warnings: list[str]) -> list[int]:
+def pick_positions(
+    enc: Encoded, queries: Sequence[str], positions: Sequence[int], warnings: list[ResultWarning]
+) -> list[int]:
     """The query positions asked for: the last token of each --query text, then each --pos."""
-    out = [find_span(enc, text, None, "--query", "--occurrence", warnings)[-1] for text in queries]
+    out = [find_span(enc, text, None, warnings, "query")[-1] for text in queries]
     return out + [query_at(enc, pos).index for pos in positions]
 
 
@@ -65,7 +67,7 @@ def explore(
     enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
     n = len(enc.ids)
     check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
-    warnings: list[str] = []
+    warnings: list[ResultWarning] = []
     asked = pick_positions(enc, queries, positions, warnings)
     full = n <= limit
     if not full and not asked:
@@ -75,7 +77,7 @@ def explore(
         )
     stored = list(range(n)) if full else sorted(set(asked))
     query = asked[0] if asked else n - 1
-    key_span = find_span(enc, key, None, "--key", "--key-occurrence", warnings) if key is not None else []
+    key_span = find_span(enc, key, None, warnings, "key") if key is not None else []
     if key_span and key_span[-1] > query:
         raise AttnscopeError(f"--key {key!r} comes after the query (position {query}); the query cannot see it")
     layers = list(range(info.num_hidden_layers))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attnscope.results.common import ModelInfo, Token, Word
+from attnscope.results.common import ModelInfo, ResultWarning, Token, Word
 
 
 @dataclass(frozen=True)
@@ -30,4 +30,4 @@ class ExploreData:
     key: list[int]  # token indices of the key shown first in the heads grid
     levels: int  # a byte k is the weight k / levels
     weights: bytes = field(repr=False)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

@@ -28,12 +28,12 @@ def heads_figure(r: HeadsResult, ctx: Ctx) -> str:
             kv_of[s.head] = s.kv_head
     top = max((max(row) for row in grid), default=0.0) or 1.0
     above = sum(1 for s in r.ranking if s.score > 0.5)
-    svg = Svg(title=f"attnscope heads: {r.query_text} -> {r.key_text}")
+    svg = Svg(title=f"attnscope heads: {r.query.text} -> {r.key.text}")
     lines = [
         t(ctx.lang, "figures.heads.above", n=above, total=len(r.ranking)),
         model_line(ctx, m),
     ]
-    y = header(svg, ctx, t(ctx.lang, "figures.heads.title", query=r.query_text, key=r.key_text), lines)
+    y = header(svg, ctx, t(ctx.lang, "figures.heads.title", query=r.query.text, key=r.key.text), lines)
     layer_word = t(ctx.lang, "figures.layer")
     left = MARGIN + max(text_width(layer_word, 11), text_width("00")) + 10
     y += ROW

@@ -29,6 +29,34 @@ COMMAND = "python -m attnscope.devtools.json_reference > docs/json-reference.md"
 OUTPUT = Path("docs/json-reference.md")
 
 
+# Fields that mean the same in every schema (the contract: one concept, one shape). Used only where
+# the code itself says nothing about a field; a comment on the field in the code wins.
+GLOSSARY: dict[str, str] = {
+    "model": "the model the result came from",
+    "text": "the text the model read (after the chat template, with `--chat`)",
+    "chat": "the chat template was applied (`--chat`)",
+    "tokens": "every token of `text`, in order",
+    "words": "the whitespace-separated words of `text` (a special token is a word of its own)",
+    "layers": "the layer indices selected",
+    "heads": "the query head indices selected",
+    "layer": "a layer index (0-based)",
+    "head": "a query head index (0-based)",
+    "kv_head": "the KV head that this query head reads: `head // (num_attention_heads // num_key_value_heads)`",
+    "warnings": "what the view warns about, as codes with their data (also printed on stderr)",
+    "tolerance": "the bar a difference must stay under for a check to pass",
+    "ok": "every check passed (else the command exits with status 5)",
+    "index": "a position (0-based)",
+    "id": "the token id in the model's vocabulary",
+    "num_hidden_layers": "layers stacked (the HF config name)",
+    "num_attention_heads": "query heads per layer (the HF config name)",
+    "num_key_value_heads": "K/V heads per layer (the HF config name)",
+    "head_dim": "size of one head's q/k/v",
+    "dtype": "the dtype the model ran in",
+    "device": "where the model ran (`cpu`, `cuda:0`, `device_map=auto`, ...)",
+    "model_type": "the HF `model_type` (`qwen2`, ...; a GGUF's `general.architecture`)",
+}
+
+
 def _anchor(cls: type) -> str:
     module = cls.__module__.rsplit(".", 1)[-1]
     return f"{module}-{cls.__name__}".lower()
@@ -135,7 +163,7 @@ def _fields_table(cls: type, nested: list[type], top: bool) -> list[str]:
     for f in dataclasses.fields(cls):
         tp = _type(hints[f.name], nested)
         optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        meaning = docs.get(f.name, "")
+        meaning = docs.get(f.name) or GLOSSARY.get(f.name, "")
         if optional:
             tp += " (optional)"
         out.append(f"| `{f.name}` | {_cell(tp)} | {_cell(meaning.replace('``', '`'))} |")

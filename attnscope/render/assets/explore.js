@@ -272,7 +272,7 @@
       }
     });
     var top = 0;
-    for (i = 0; i < n * n; i++) top = Math.max(top, m[i]);
+    for (i = n > 1 ? n : 0; i < n * n; i++) top = Math.max(top, m[i]);
     if (top <= 0) top = 1;
     var cv = $("matrix-canvas");
     cv.width = n; cv.height = n;

@@ -35,8 +35,8 @@ Usage::
     python -m attnscope.devtools.examples --list                                       # what would run
 
 Options: ``--check`` (run every command and check its exit status, write nothing), ``--list``
-(print the commands, run nothing), ``--match TEXT`` (only commands containing TEXT), and page
-paths (default: README.md and docs/**/*.md). This module is not imported by the CLI.
+(print the commands, run nothing), ``--match TEXT`` (only commands containing TEXT), ``--jobs N``
+(N pages at the same time), and page paths (default: README.md and docs/**/*.md). This module is not imported by the CLI.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -221,8 +223,8 @@ def _block(cmds: list[tuple[str, int, str]]) -> list[str]:
     return body
 
 
-def run_page(page: Page, model: str | None, check: bool, match: str | None) -> Iterator[tuple[Example, str, int, str]]:
-    """Run the page's examples in order; yield (example, command, exit status, output)."""
+def run_page(page: Page, model: str | None, match: str | None) -> Iterator[tuple[Example, str, int, str, float]]:
+    """Run the page's examples in order; yield (example, command, exit status, output, seconds)."""
     with tempfile.TemporaryDirectory(prefix="attnscope-examples-") as name:
         tmp = Path(name)
         env = _workdir(tmp, page.files, model)
@@ -230,8 +232,39 @@ def run_page(page: Page, model: str | None, check: bool, match: str | None) -> I
             for cmd in ex.commands:
                 if match and match not in cmd:
                     continue
+                started = time.monotonic()
                 code, out = _run(cmd, ex, tmp, env)
-                yield ex, cmd, code, out
+                yield ex, cmd, code, out, time.monotonic() - started
+
+
+def _do_page(path: Path, model: str | None, check: bool, match: str | None) -> tuple[int, int]:
+    """Run one page and rewrite its outputs unless ``check``; return (commands run, failed)."""
+    page = parse(path)
+    results: dict[int, list[tuple[str, int, str]]] = {}
+    total = failed = 0
+    for ex, cmd, code, out, seconds in run_page(page, model, match):
+        total += 1
+        ok = code == ex.exit
+        status = "ok" if ok else f"FAILED: exit {code}, expected {ex.exit}"
+        report = f"{path}:{ex.line}: {status} ({seconds:.1f} s): {cmd.splitlines()[0]}"
+        if not ok:
+            failed += 1
+            report += "\n" + "\n".join(out.rstrip().split("\n")[-15:])
+        print(report, file=sys.stderr, flush=True)
+        results.setdefault(ex.start, []).append((cmd, code, out))
+    if check or failed:
+        return total, failed  # a page with a failed example keeps its old outputs
+    lines = list(page.lines)
+    for ex in reversed(page.examples):
+        done = results.get(ex.start)
+        if done is None or len(done) != len(ex.commands):
+            continue  # filtered out by --match: keep the old output
+        lines[ex.start : ex.end] = _block(done)
+    text = "\n".join(lines)
+    if text != "\n".join(page.lines):
+        path.write_text(text, encoding="utf-8")
+        print(f"{path}: updated", file=sys.stderr, flush=True)
+    return total, failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,50 +273,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="only check every command's exit status; write nothing")
     ap.add_argument("--list", action="store_true", help="print the commands and run nothing")
     ap.add_argument("--match", help="only commands that contain this text")
+    ap.add_argument("--jobs", "-j", type=int, default=1, help="pages run at the same time (default 1)")
     args = ap.parse_args(argv)
-    model = os.environ.get("ATTNSCOPE_MODEL")
-    failed = 0
-    total = 0
-    for path in pages(args.pages):
-        page = parse(path)
-        if args.list:
-            for ex in page.examples:
+    paths = pages(args.pages)
+    if args.list:
+        for path in paths:
+            for ex in parse(path).examples:
                 for cmd in ex.commands:
                     if not args.match or args.match in cmd:
                         print(f"{path}:{ex.line}: {cmd}")
-            continue
-        if not page.examples:
-            continue
-        if not model:
-            print("examples: set ATTNSCOPE_MODEL to the model the examples run on", file=sys.stderr)
-            return 2
-        results: dict[int, list[tuple[str, int, str]]] = {}
-        page_failed = 0
-        for ex, cmd, code, out in run_page(page, model, args.check, args.match):
-            total += 1
-            ok = code == ex.exit
-            status = "ok" if ok else f"FAILED: exit {code}, expected {ex.exit}"
-            print(f"{path}:{ex.line}: {status}: {cmd.splitlines()[0]}", file=sys.stderr, flush=True)
-            if not ok:
-                failed += 1
-                page_failed += 1
-                print("\n".join(out.rstrip().split("\n")[-15:]), file=sys.stderr)
-            results.setdefault(ex.start, []).append((cmd, code, out))
-        if args.check or page_failed:
-            continue  # a page with a failed example keeps its old outputs
-        lines = list(page.lines)
-        for ex in reversed(page.examples):
-            done = results.get(ex.start)
-            if done is None or len(done) != len(ex.commands):
-                continue  # filtered out by --match: keep the old output
-            lines[ex.start : ex.end] = _block(done)
-        text = "\n".join(lines)
-        if text != "\n".join(page.lines):
-            path.write_text(text, encoding="utf-8")
-            print(f"{path}: updated", file=sys.stderr)
-    if args.list:
         return 0
-    print(f"examples: {total - failed} of {total} command(s) ran as expected", file=sys.stderr)
+    paths = [p for p in paths if parse(p).examples]
+    model = os.environ.get("ATTNSCOPE_MODEL")
+    if paths and not model:
+        print("examples: set ATTNSCOPE_MODEL to the model the examples run on", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        done = list(pool.map(lambda p: _do_page(p, model, args.check, args.match), paths))
+    total = sum(t for t, _ in done)
+    failed = sum(f for _, f in done)
+    print(
+        f"examples: {total - failed} of {total} command(s) ran as expected in {time.monotonic() - started:.0f} s",
+        file=sys.stderr,
+    )
     return 1 if failed else 0
 
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_docs_examples_run_on_the_real_model(real_model: Path) -> None:
     env = {**os.environ, "ATTNSCOPE_MODEL": str(real_model)}
     proc = subprocess.run(
-        [sys.executable, "-m", "attnscope.devtools.examples", "--check"],
+        [sys.executable, "-m", "attnscope.devtools.examples", "--check", "--jobs", "2"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -3,8 +3,11 @@
 This is the only module that touches the disk or the hub. It picks the device and
 dtype, loads the tokenizer and the model, and caches GGUF conversions under the user
 cache dir (safetensors plus the tokenizer files, keyed by the file's sha256 and the
-dtype) so that only the first run pays for dequantizing. It does not compute
-attention and does not print: progress goes through the ``progress`` callback.
+dtype) so that only the first run pays for dequantizing; a lock file next to each cache
+entry makes concurrent runs wait for one conversion. ``model_shape`` reads what can be
+checked before loading (the path, the config's layer and head counts) without importing
+torch. It does not compute attention and does not print: transient progress goes through
+the ``progress`` callback, lines a user must see through ``notice``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 SUPPORTED_MODEL_TYPES = ("qwen2", "qwen3", "llama", "mistral", "qwen2_moe", "qwen3_moe", "olmo2", "gemma")
 
 Progress = Callable[[str], None]
+# Measured: dequantizing the 491 MB Qwen2.5-0.5B q4_k_m GGUF takes 70-90 s on 2 cores.
+GGUF_CONVERT_MB_PER_S = 6.0
 
 
 def default_model() -> str:
@@ -178,11 +183,17 @@ def _hub_error(model_id: str, exc: BaseException) -> AttnscopeError:
         return AttnscopeError(
             f"no model {model_id!r} on the Hugging Face hub (or it is gated or private)", ExitCode.MODEL
         )
+    return offline_error(model_id)
+
+
+def offline_error(model_id: str) -> AttnscopeError:
+    """The hub cannot be reached and ``model_id`` is not cached: say how to use a model on disk."""
     offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
     why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached"
     return AttnscopeError(
-        f"{why} and {model_id!r} is not in the local cache; pass a local folder "
-        "(--model ./Qwen2.5-0.5B-Instruct) or a GGUF file (--model qwen2.5-0.5b-instruct-q4_k_m.gguf)",
+        f"{why} and {model_id!r} is not in the local cache; use a model on disk instead: "
+        "--model PATH, where PATH is an HF model folder (with config.json) or a .gguf file, "
+        "or export ATTNSCOPE_MODEL=PATH once for every command",
         ExitCode.MODEL,
     )
 
@@ -228,21 +239,29 @@ def _check_config(config: Any, name: str) -> None:
 
 
 @contextlib.contextmanager
-def _gguf_bar_only_on_a_terminal() -> Iterator[None]:
-    """transformers draws its own tqdm bar while dequantizing a GGUF; keep it on a terminal,
-    drop it when stderr is a log or a pipe (where it is a long line of carriage returns)."""
-    import sys
-
+def _gguf_bar_as_progress(progress: Progress) -> Iterator[None]:
+    """transformers draws its own tqdm bar while dequantizing a GGUF, and it stays on screen;
+    replace it with counts sent to ``progress`` (one transient line on a terminal)."""
     try:
         import transformers.modeling_gguf_pytorch_utils as gguf_utils
     except ImportError:  # pragma: no cover - another transformers layout
         yield
         return
     original = getattr(gguf_utils, "tqdm", None)
-    if original is None or sys.stderr.isatty():
+    if original is None:
         yield
         return
-    gguf_utils.tqdm = functools.partial(original, disable=True)
+
+    def counted(items: Any, *_: Any, **__: Any) -> Iterator[Any]:
+        total = len(items) if hasattr(items, "__len__") else None
+        t0 = time.perf_counter()
+        for done, item in enumerate(items):
+            if done % 8 == 0:
+                of = f"/{total}" if total else ""
+                progress(f"dequantizing GGUF tensors: {done}{of} ({time.perf_counter() - t0:.0f} s)")
+            yield item
+
+    gguf_utils.tqdm = counted
     try:
         yield
     finally:
@@ -272,39 +291,158 @@ def _cache_complete(target: Path) -> bool:
     return all((target / name).is_file() for name in ("config.json", "model.safetensors", "source.json"))
 
 
-def _gguf_cache(path: Path, dtype_name: str, progress: Progress) -> Path:
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by someone else
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _conversion_lock(lock_path: Path, on_wait: Progress) -> Iterator[None]:
+    """Hold ``lock_path`` while one process converts; others wait here (``on_wait`` once).
+
+    With ``fcntl`` (Linux, macOS) the lock is ``flock`` on the file: the kernel releases it
+    when its holder dies, so a lock file left by a killed run never blocks the next one. The
+    holder removes the file when done; a waiter that then holds a removed file's lock opens
+    the path again (the inode check), so two runs never hold the lock at once. Elsewhere an ``O_EXCL`` file carrying the holder's pid is
+    the lock; a file whose pid is dead, or older than an hour, is stale and taken over.
+    """
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        with _pid_file_lock(lock_path, on_wait):
+            yield
+        return
+    waited = False
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not waited:
+                on_wait(os.pread(fd, 64, 0).decode(errors="replace").strip())
+                waited = True
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock_path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # its holder removed the file: this lock guards nothing; take the path's
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        lock_path.unlink(missing_ok=True)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _pid_file_lock(lock_path: Path, on_wait: Progress) -> Iterator[None]:  # pragma: no cover - Windows
+    waited = False
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                holder = lock_path.read_text().strip()
+                age = time.time() - lock_path.stat().st_mtime
+            except OSError:
+                continue
+            if (holder.isdigit() and not _pid_alive(int(holder))) or age > 3600:
+                lock_path.unlink(missing_ok=True)  # stale: its holder is gone
+                continue
+            if not waited:
+                on_wait(holder)
+                waited = True
+            time.sleep(0.5)
+            continue
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.close(fd)
+        break
+    try:
+        yield
+    finally:
+        lock_path.unlink(missing_ok=True)
+
+
+def _gguf_cache(path: Path, dtype_name: str, progress: Progress, notice: Progress = _noop) -> Path:
     """Convert a GGUF file once into an HF folder (config, safetensors, tokenizer), per dtype.
 
     A float16/bfloat16 entry is cast from the file's float32 entry when there is one (seconds;
     bit-identical to dequantizing again, which casts the same float32 values), else converted
-    from the GGUF itself (about 90 s for the 0.5B model on 2 cores).
+    from the GGUF itself (about 90 s for the 0.5B model on 2 cores). Concurrent runs take the
+    lock ``<entry>.lock`` in turn: the first converts, the others wait and then load its entry.
+    Leftover ``<entry>.tmp<pid>`` folders of killed runs are removed under the lock.
     """
     digest = file_sha256(path, progress)
     target = cache_root() / "gguf" / f"{digest[:24]}-{dtype_name}"
     if _cache_complete(target):
         return target
+    _check_gguf_architecture(path)
     source = target.with_name(f"{digest[:24]}-float32")
-    t0 = time.perf_counter()
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
-        if dtype_name != "float32" and _cache_complete(source):
-            progress(f"casting the float32 cache of {path.name} to {dtype_name} once; cache: {target}")
-            _cast_cache(source, tmp, dtype_name)
-        else:
-            _convert_gguf(path, tmp, dtype_name, progress)
-        (tmp / "source.json").write_text(json.dumps({"gguf": str(path.resolve()), "sha256": digest}))
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if _cache_complete(target):  # another process finished the same conversion first: keep theirs
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        shutil.rmtree(target, ignore_errors=True)  # a damaged, incomplete cache
+    lock = target.with_name(target.name + ".lock")
+
+    def waiting(holder: str) -> None:
+        who = f" (pid {holder})" if holder else ""
+        notice(f"another attnscope process{who} is converting {path.name}; waiting for it to finish ({lock})")
+
+    with _conversion_lock(lock, waiting):
+        if _cache_complete(target):  # the other process finished it while we waited
+            progress(f"{path.name}: using the cache entry the other process converted")
+            return target
+        for stale in target.parent.glob(target.name + ".tmp*"):  # left by a killed run
+            shutil.rmtree(stale, ignore_errors=True)
+        t0 = time.perf_counter()
+        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        tmp.mkdir(parents=True)
+        try:
+            if dtype_name != "float32" and _cache_complete(source):
+                notice(f"casting the float32 cache of {path.name} to {dtype_name} once, into {target}")
+                _cast_cache(source, tmp, dtype_name)
+            else:
+                notice(_first_use_line(path, target, dtype_name))
+                _convert_gguf(path, tmp, dtype_name, progress)
+            (tmp / "source.json").write_text(json.dumps({"gguf": str(path.resolve()), "sha256": digest}))
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        shutil.rmtree(target, ignore_errors=True)  # a damaged, incomplete entry
         tmp.rename(target)
-    progress(f"converted in {time.perf_counter() - t0:.0f} s; cache: {target}")
+        progress(f"converted {path.name} in {time.perf_counter() - t0:.0f} s; cache: {target}")
     return target
+
+
+def _first_use_line(path: Path, target: Path, dtype_name: str) -> str:
+    """One line for a cold cache: what is done, about how long it takes, where it goes, how big."""
+    size_mb = path.stat().st_size / 2**20
+    seconds = max(5, int(round(size_mb / GGUF_CONVERT_MB_PER_S, -1)))
+    bytes_per = {"float32": 4, "bfloat16": 2, "float16": 2}.get(dtype_name, 4)
+    extra = ""
+    try:
+        from attnscope.ggufheader import read_gguf_header
+
+        numel = 0
+        for shape in read_gguf_header(path).tensors.values():
+            n = 1
+            for d in shape:
+                n *= d
+            numel += n
+        extra = f", about {numel * bytes_per / 1e9:.1f} GB"
+    except AttnscopeError:
+        pass
+    return (
+        f"first use of {path.name}: converting it once to {dtype_name} (about {seconds} s; later runs take seconds) "
+        f"into {target}{extra}"
+    )
 
 
 def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) -> None:
@@ -313,13 +451,12 @@ def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) ->
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    _check_gguf_architecture(path)
-    progress(f"converting {path.name} once (dequantizing takes about a minute on 2 cores)")
+    progress(f"converting the tokenizer of {path.name}")
     t0 = time.perf_counter()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         progress(f"tokenizer converted in {time.perf_counter() - t0:.0f} s; dequantizing weights")
-        with _gguf_bar_only_on_a_terminal():
+        with _gguf_bar_as_progress(progress):
             model = AutoModelForCausalLM.from_pretrained(
                 str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype_name)
             )
@@ -363,19 +500,17 @@ def _cast_cache(source: Path, out: Path, dtype_name: str) -> None:
 
 def load_tokenizer(model: str | None = None, revision: str | None = None, progress: Progress = _noop) -> Any:
     """Only the tokenizer (for commands that need no weights)."""
+    shape = model_shape(model, revision)  # a bad path, or offline and not cached: fails before torch
+    spec, kind = shape.spec, shape.kind
     from transformers import AutoTokenizer
 
     _quiet_transformers()
-    spec, kind = resolve(model)
     try:
         if kind == "gguf":
             path = Path(spec)
             digest = file_sha256(path)
-            cached = (
-                next((cache_root() / "gguf").glob(f"{digest[:24]}-*"), None)
-                if (cache_root() / "gguf").is_dir()
-                else None
-            )
+            entries = (cache_root() / "gguf").glob(f"{digest[:24]}-*")  # also lock files and temp folders
+            cached = next((e for e in entries if _cache_complete(e)), None)
             if cached is not None and (cached / "tokenizer_config.json").is_file():
                 return AutoTokenizer.from_pretrained(str(cached))
             progress(f"reading the tokenizer from {path.name}")
@@ -413,6 +548,81 @@ def resolve(model: str | None) -> tuple[str, str]:
     return spec, "hub"
 
 
+@dataclass(frozen=True)
+class ModelShape:
+    """What can be checked before loading, read without torch: the model's path and kind,
+    and its config's counts (None where the config is not at hand, e.g. a hub id not cached)."""
+
+    spec: str
+    kind: str  # "hub", "folder" or "gguf"
+    num_hidden_layers: int | None = None
+    num_attention_heads: int | None = None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _hub_cached_config(model_id: str, revision: str | None) -> Path | None:
+    """config.json of a hub id in the local Hugging Face cache, found without any network."""
+    from huggingface_hub import constants
+
+    repo = Path(constants.HF_HUB_CACHE) / ("models--" + model_id.replace("/", "--"))
+    ref = revision or "main"
+    commit = ref
+    ref_file = repo / "refs" / ref
+    if ref_file.is_file():
+        commit = ref_file.read_text().strip()
+    config = repo / "snapshots" / commit / "config.json"
+    return config if config.is_file() else None
+
+
+def model_shape(model: str | None = None, revision: str | None = None) -> ModelShape:
+    """Resolve ``model`` and read its layer and head counts the fast way, without torch.
+
+    A missing path, a folder without config.json, and a hub id that is neither reachable nor
+    cached are errors here, in well under a second. A GGUF's counts come from its header
+    (``attnscope.ggufheader``), a folder's from config.json, a hub id's from the cached
+    config.json when there is one (otherwise the counts stay None and loading checks them).
+    """
+    spec, kind = resolve(model)
+    if kind == "gguf":
+        from attnscope.ggufheader import read_gguf_header
+
+        try:
+            meta = read_gguf_header(Path(spec)).metadata
+        except AttnscopeError:  # unreadable: loading reports it with the reason
+            return ModelShape(spec, kind)
+        arch = meta.get("general.architecture")
+        return ModelShape(
+            spec,
+            kind,
+            num_hidden_layers=_count(meta.get(f"{arch}.block_count")),
+            num_attention_heads=_count(meta.get(f"{arch}.attention.head_count")),
+        )
+    if kind == "hub":
+        config_path = _hub_cached_config(spec, revision)
+        if config_path is None:
+            if hub_local_only():
+                raise offline_error(spec)
+            return ModelShape(spec, kind)
+    else:
+        config_path = Path(spec) / "config.json"
+    try:
+        doc = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable: loading reports it with the reason
+        return ModelShape(spec, kind)
+    text = doc.get("text_config", doc) if isinstance(doc, dict) else {}
+    if not isinstance(text, dict):
+        return ModelShape(spec, kind)
+    return ModelShape(
+        spec,
+        kind,
+        num_hidden_layers=_count(text.get("num_hidden_layers")),
+        num_attention_heads=_count(text.get("num_attention_heads")),
+    )
+
+
 def load(
     model: str | None = None,
     *,
@@ -422,14 +632,21 @@ def load(
     device_map: str | None = None,
     progress: Progress = _noop,
     warn: Progress = _noop,
+    notice: Progress = _noop,
 ) -> Loaded:
-    """Load tokenizer and model, switched to attnscope's capturing attention."""
+    """Load tokenizer and model, switched to attnscope's capturing attention.
+
+    ``progress`` gets transient steps; ``notice`` the lines a user should see however
+    stderr is connected (a cold GGUF cache: what is done and about how long; waiting for
+    another process's conversion).
+    """
+    shape = model_shape(model, revision)  # a bad path, or offline and not cached: fails before torch
+    spec, kind = shape.spec, shape.kind
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     from attnscope.core import capture
 
     _quiet_transformers()
-    spec, kind = resolve(model)
     dev = pick_device(device) if device_map is None else "cpu"
     import torch
 
@@ -440,7 +657,7 @@ def load(
     t0 = time.perf_counter()
     path = spec
     if kind == "gguf":
-        path = str(_gguf_cache(Path(spec), dtype_name, progress))
+        path = str(_gguf_cache(Path(spec), dtype_name, progress, notice))
     progress(f"loading {spec}")
     hub: dict[str, Any] = {"revision": revision, "local_files_only": hub_local_only()} if kind == "hub" else {}
     try:

@@ -21,6 +21,7 @@ forward and the targets of issue 6). This script does not tune anything; it repo
     python bench/run.py                         # the full table on the real 0.5B model
     python bench/run.py --lengths 256,1024 --capture-only '' --name smoke
     python bench/run.py --table-only            # rewrite the .md from the saved .json, measure nothing
+    python bench/run.py --first-hour --tag after   # a new user's first hour (issue 12), see first_hour()
 """
 
 from __future__ import annotations
@@ -283,11 +284,11 @@ def _model_facts(model: str) -> tuple[int, int, float]:
     folder = Path(spec)
     if kind == "gguf":
         digest = file_sha256(Path(spec))
-        hits = sorted((cache_root() / "gguf").glob(f"{digest[:24]}-*"))
+        hits = sorted(p for p in (cache_root() / "gguf").glob(f"{digest[:24]}-*") if (p / "config.json").is_file())
         if not hits:  # convert it once, in a child, so this process stays without torch
             code = f"from attnscope.loading import load; load({spec!r}, device='cpu', dtype='float32')"
             subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
-            hits = sorted((cache_root() / "gguf").glob(f"{digest[:24]}-*"))
+            hits = sorted(p for p in (cache_root() / "gguf").glob(f"{digest[:24]}-*") if (p / "config.json").is_file())
         folder = hits[0]
     if kind == "hub":
         raise SystemExit("bench: pass a local folder or .gguf file as --model")
@@ -320,7 +321,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure nothing: rewrite <out>/<name>.md from the existing <out>/<name>.json",
     )
+    ap.add_argument(
+        "--first-hour",
+        action="store_true",
+        help="time a new user's first hour instead (typos, attnscope.load, a cold GGUF cache); "
+        "writes <out>/first-hour-<tag>.json and .md",
+    )
+    ap.add_argument("--tag", default="after", help="with --first-hour: the name of this measurement (before, after)")
+    ap.add_argument("--no-cold", action="store_true", help="with --first-hour: skip the cold-cache run (~90 s, 2.4 GB)")
+    ap.add_argument("--runs", type=int, default=5, help="with --first-hour: runs per command (the median is reported)")
     args = ap.parse_args(argv)
+    if args.first_hour:
+        return first_hour(args.model, Path(args.out), args.tag, runs=args.runs, cold=not args.no_cold)
     if args.table_only:
         source = Path(args.out) / f"{args.name}.json"
         (Path(args.out) / f"{args.name}.md").write_text(table(json.loads(source.read_text())))
@@ -420,6 +432,159 @@ def main(argv: list[str] | None = None) -> int:
     _write(doc, out_dir, args.name)
     log(f"wrote {out_dir / (args.name + '.json')} and {out_dir / (args.name + '.md')}")
     return 0
+
+
+# --- a new user's first hour (issue 12) ---------------------------------------------------------
+
+FIRST_HOUR_PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."
+
+
+def _first_hour_cases(model: str) -> list[tuple[str, list[str], dict[str, str]]]:
+    """(label, attnscope arguments, extra environment): the typos a new user makes, and a good run."""
+    misspelt = model[:-1] if model.endswith(".gguf") else model + "x"  # one letter short: .ggu
+    with_model = {"ATTNSCOPE_MODEL": model}
+    return [
+        ("misspelt --model path", ["weights", "--model", misspelt, FIRST_HOUR_PROMPT], {}),
+        ("--layer 99", ["weights", "--layer", "99", FIRST_HOUR_PROMPT], with_model),
+        ("--head 99", ["weights", "--head", "99", FIRST_HOUR_PROMPT], with_model),
+        ("-q 바나나 (not in the prompt)", ["weights", "-q", "바나나", FIRST_HOUR_PROMPT], with_model),
+        ("empty prompt", ["weights", ""], with_model),
+        ("hub id, offline, not cached", ["weights", "--model", "Qwen/No-Such-Model-0.5B", FIRST_HOUR_PROMPT], {}),
+        ("a good run (warm cache)", ["weights", "-q", "그것을", FIRST_HOUR_PROMPT], with_model),
+    ]
+
+
+def _time_module(args: list[str], env: dict[str, str], runs: int) -> dict[str, Any]:
+    """Median and best wall time of ``python -m attnscope ARGS`` run from this checkout, and its stderr."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    rc, stderr = 0, ""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        with tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "attnscope", *args],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100", "HF_HUB_DISABLE_TELEMETRY": "1", **env},
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(usage.ru_utime + usage.ru_stime)
+            err.seek(0)
+            rc, stderr = os.waitstatus_to_exitcode(status), err.read().decode(errors="replace")
+    walls.sort()
+    cpus.sort()
+    return {
+        "median_s": walls[len(walls) // 2],
+        "best_s": walls[0],
+        "cpu_median_s": cpus[len(cpus) // 2],
+        "runs": runs,
+        "exit": rc,
+        "stderr": stderr.strip().splitlines()[-3:],
+    }
+
+
+def _time_api_load(model: str, runs: int) -> dict[str, Any]:
+    """Wall time of ``attnscope.load(model)`` inside Python (warm cache), and of the whole process."""
+    code = (
+        "import time; t0 = time.perf_counter(); import attnscope; "
+        f"attnscope.load({model!r}); print(time.perf_counter() - t0)"
+    )
+    inside, whole = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=True,
+        )
+        whole.append(time.perf_counter() - t0)
+        inside.append(float(proc.stdout.split()[-1]))
+    inside.sort()
+    whole.sort()
+    return {"median_s": inside[len(inside) // 2], "best_s": inside[0], "process_median_s": whole[len(whole) // 2]}
+
+
+def _du_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
+
+
+def first_hour(model: str, out_dir: Path, tag: str, runs: int = 5, cold: bool = True) -> int:
+    """Time what a new user meets in the first hour: typos answered, the API load, a cold cache."""
+
+    def log(msg: str) -> None:
+        print(f"[{dt.datetime.now(dt.timezone.utc):%H:%M:%S}] {msg}", file=sys.stderr, flush=True)
+
+    doc: dict[str, Any] = {
+        "schema": "attnscope.bench-first-hour/1",
+        "tag": tag,
+        "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": model,
+        "git": _git_commit(),
+        "machine": {"cpu": _cpu_name(), "cores": os.cpu_count(), "load_average_at_start": list(os.getloadavg())},
+        "commands": [],
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = f"first-hour-{tag}"
+    for label, args, env in _first_hour_cases(model):
+        record = {"label": label, "command": "attnscope " + " ".join(args), **_time_module(args, env, runs)}
+        log(
+            f"{label}: median {record['median_s']:.2f} s, CPU {record['cpu_median_s']:.2f} s (exit {record['exit']}) {record['stderr'][-1:]}"
+        )
+        doc["commands"].append(record)
+        _write_first_hour(doc, out_dir, name)
+    doc["api_load"] = _time_api_load(model, runs)
+    log(f"attnscope.load: median {doc['api_load']['median_s']:.2f} s")
+    _write_first_hour(doc, out_dir, name)
+    if cold:
+        with tempfile.TemporaryDirectory(prefix="attnscope-cold-") as tmp:
+            args = ["weights", "-q", "그것을", FIRST_HOUR_PROMPT]
+            env = {"ATTNSCOPE_MODEL": model, "ATTNSCOPE_CACHE": tmp}
+            record = {"label": "first run, cold GGUF cache", "command": "attnscope " + " ".join(args)}
+            record.update(_time_module(args, env, 1))
+            record["cache_mb"] = _du_mb(Path(tmp))
+            log(f"cold cache: {record['median_s']:.1f} s, cache {record['cache_mb']:.0f} MB; stderr {record['stderr']}")
+            doc["cold"] = record
+    doc["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    doc["machine"]["load_average_at_end"] = list(os.getloadavg())
+    _write_first_hour(doc, out_dir, name)
+    log(f"wrote {out_dir / (name + '.json')} and {out_dir / (name + '.md')}")
+    return 0
+
+
+def _write_first_hour(doc: dict[str, Any], out_dir: Path, name: str) -> None:
+    (out_dir / f"{name}.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    lines = [
+        f"First hour ({doc['tag']}), model `{Path(doc['model']).name}`, {doc['machine']['cpu']}, "
+        f"{doc['machine']['cores']} cores, git {doc['git']}, started {doc['started']} "
+        f"(load average {doc['machine']['load_average_at_start'][0]:.1f}). Wall time of the whole process, "
+        "and its CPU time (user + system; less sensitive to other processes on the machine).",
+        "",
+        "| case | median (s) | best (s) | CPU median (s) | runs | exit | last stderr line |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    rows = list(doc["commands"]) + ([doc["cold"]] if "cold" in doc else [])
+    for r in rows:
+        last = (r["stderr"][-1] if r["stderr"] else "").replace("|", "\\|")
+        lines.append(
+            f"| {r['label']} | {r['median_s']:.2f} | {r['best_s']:.2f} | {r.get('cpu_median_s', 0):.2f} | {r['runs']} "
+            f"| {r['exit']} | {last[:160]} |"
+        )
+    if "api_load" in doc:
+        a = doc["api_load"]
+        lines += [
+            "",
+            f"`attnscope.load(model)` in Python (warm cache): median {a['median_s']:.2f} s, best {a['best_s']:.2f} s "
+            f"(whole process with import: median {a['process_median_s']:.2f} s).",
+        ]
+    if "cold" in doc:
+        lines += ["", f"Cold GGUF cache: the converted entry takes {doc['cold']['cache_mb']:.0f} MB on disk."]
+    (out_dir / f"{name}.md").write_text("\n".join(lines) + "\n")
 
 
 def _cpu_name() -> str:

@@ -273,7 +273,8 @@ def test_hub_unreachable_offline_in_a_real_process() -> None:
     assert "Traceback" not in err
     lines = err.splitlines()
     assert lines[-1].startswith("attnscope: error: HF_HUB_OFFLINE is set and 'nobody-at-all/no-such-model-xyz'")
-    assert "pass a local folder" in lines[-1] and ".gguf" in lines[-1]
+    assert "--model PATH, where PATH is an HF model folder" in lines[-1] and "ATTNSCOPE_MODEL" in lines[-1]
+    assert "qwen2.5" not in lines[-1]  # no file name the user may not have
     assert sum("error" in line for line in lines) == 1
 
 
@@ -349,8 +350,8 @@ def test_cached_hub_model_loads_when_the_hub_cannot_be_reached(model_dir: Path, 
     assert res.returncode == ExitCode.MODEL and res.stdout == b""
     assert res.stderr.decode().splitlines() == [
         "attnscope: error: the Hugging Face hub cannot be reached and 'attnscope-test/absent' is not in the local "
-        "cache; pass a local folder (--model ./Qwen2.5-0.5B-Instruct) or a GGUF file "
-        "(--model qwen2.5-0.5b-instruct-q4_k_m.gguf)"
+        "cache; use a model on disk instead: --model PATH, where PATH is an HF model folder (with config.json) "
+        "or a .gguf file, or export ATTNSCOPE_MODEL=PATH once for every command"
     ]
 
 

@@ -223,7 +223,12 @@ def test_cli_on_gguf(tiny_gguf: Path, cache: Path, cli: Any, loaded: Any) -> Non
     res = cli("weights", SEED, "--model", str(tiny_gguf), "--layer", "1", "--head", "2", "--json")
     assert res.exit_code == 0, res.stderr
     assert any((cache / "gguf").iterdir())  # this run converted ...
-    assert res.stderr == ""  # ... silently off a TTY: no progress lines, no tqdm bar
+    (line,) = res.stderr.splitlines()  # ... saying so in one line off a TTY: no progress lines, no tqdm bar
+    entry = next(p for p in (cache / "gguf").iterdir() if p.is_dir())
+    assert line == (
+        f"attnscope: first use of {tiny_gguf.name}: converting it once to float32 (about 5 s; later runs take "
+        f"seconds) into {entry}, about 0.0 GB"
+    )
     doc = json.loads(res.stdout)
     assert doc["model"]["id"] == str(tiny_gguf)
     ref = cli("weights", SEED, "--model", loaded.path, "--layer", "1", "--head", "2", "--json")
@@ -275,3 +280,83 @@ def test_unsupported_architecture_is_refused_before_converting(
     res = cli("weights", SEED, "--model", str(path))
     assert res.exit_code == ExitCode.MODEL and res.stdout == ""
     assert "converting" not in res.stderr
+
+
+def _stderr_of(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def test_two_processes_at_once_convert_once(tiny_gguf: Path, tmp_path: Path) -> None:
+    """Two runs on a cold cache: one converts, the other waits for it and says so (issue 12).
+
+    The test holds the entry's lock first, as a converting run would, so that both runs
+    are surely waiting on it together when it is released; then exactly one converts.
+    """
+    import fcntl
+    import hashlib
+    import os
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parent.parent
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(root), "ATTNSCOPE_CACHE": str(cache)}
+    env.pop("ATTNSCOPE_DEBUG", None)
+    digest = hashlib.sha256(tiny_gguf.read_bytes()).hexdigest()  # the cache key, computed here
+    entry = cache / "gguf" / f"{digest[:24]}-float32"
+    lock = entry.with_name(entry.name + ".lock")
+    lock.parent.mkdir(parents=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, b"4242\n")
+    errs = [tmp_path / f"err{i}.txt" for i in range(2)]
+    procs = []
+    try:
+        for err in errs:
+            with err.open("w") as fh:
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "attnscope", "weights", SEED, "--model", str(tiny_gguf), "--json"],
+                        stdout=subprocess.PIPE,
+                        stderr=fh,
+                        env=env,
+                        cwd=root,
+                    )
+                )
+        deadline = time.monotonic() + 240
+        while not all("waiting" in _stderr_of(e) for e in errs):
+            assert time.monotonic() < deadline, [_stderr_of(e) for e in errs]
+            assert all(p.poll() is None for p in procs), [_stderr_of(e) for e in errs]
+            time.sleep(0.2)
+    finally:
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    outs = [p.communicate(timeout=240)[0] for p in procs]
+    stderrs = [_stderr_of(e) for e in errs]
+    assert [p.returncode for p in procs] == [0, 0], stderrs
+    for err in stderrs:
+        assert err.splitlines()[0] == (
+            f"attnscope: another attnscope process (pid 4242) is converting {tiny_gguf.name}; "
+            f"waiting for it to finish ({lock})"
+        )
+    converted = [line for err in stderrs for line in err.splitlines() if "converting it once" in line]
+    assert len(converted) == 1, stderrs  # one conversion for two runs
+    assert json.loads(outs[0])["weights"] == json.loads(outs[1])["weights"]
+    assert [p.name for p in (cache / "gguf").iterdir()] == [entry.name]  # no temp folder, no lock file left
+
+
+def test_stale_lock_and_temp_folder_of_a_killed_run(tiny_gguf: Path, cache: Path, conversions: list[str]) -> None:
+    digest = loading.file_sha256(tiny_gguf)
+    entry = cache / "gguf" / f"{digest[:24]}-float32"
+    entry.parent.mkdir(parents=True)
+    entry.with_name(entry.name + ".lock").write_text("999999\n")  # left by a run that was killed
+    stale = entry.with_name(entry.name + ".tmp999999")
+    stale.mkdir()
+    (stale / "model.safetensors").write_bytes(b"half")
+    notices: list[str] = []
+    got = loading.load(str(tiny_gguf), device="cpu", dtype="float32", notice=notices.append)
+    assert got.path == str(entry) and not stale.exists()
+    assert conversions == ["AutoTokenizer", "AutoModelForCausalLM"]
+    assert len(notices) == 1 and notices[0].startswith(f"first use of {tiny_gguf.name}: converting it once")

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -90,10 +90,42 @@ class Model(Source):
     device: DeviceOpt = "auto"
     dtype: DtypeOpt = "auto"
 
-    def load(self, device_map: str | None = None) -> Any:
-        """The loaded model; progress on a terminal, warnings as stderr lines."""
-        from attnscope.loading import load
+    def load(
+        self,
+        device_map: str | None = None,
+        *,
+        layer: str | None = None,
+        head: str | None = None,
+        prompts: Sequence[str] = (),
+        find: Sequence[tuple[str, str | None, int | None]] = (),
+        chat: Chat | None = None,
+    ) -> Any:
+        """The loaded model; progress on a terminal, notices and warnings as stderr lines.
 
+        Before torch is imported, what needs no weights is checked (``core.precheck``): the
+        model path, ``layer``/``head`` against the config's counts, and each ``find`` entry
+        (option name, text, occurrence) against the ``prompts``' characters; a text that only
+        the chat template could hold is checked after loading the tokenizer alone.
+        """
+        from attnscope.core.precheck import check_query_text, check_selection
+        from attnscope.loading import load, load_tokenizer, model_shape
+
+        shape = model_shape(self.model, self.revision)
+        check_selection(layer, head, shape.num_hidden_layers, shape.num_attention_heads)
+        with_chat = chat is not None and chat.chat
+        system = chat.system if chat is not None else None
+        unsettled = [
+            (opt, text, occ)
+            for opt, text, occ in find
+            if not check_query_text(prompts, text, occ, chat=with_chat, system=system, opt=opt, occ_opt=_occ(opt))
+        ]
+        if unsettled:
+            from attnscope.core.tokens import apply_chat
+
+            tokenizer = load_tokenizer(self.model, self.revision, progress)
+            templated = [apply_chat(tokenizer, prompt, system) for prompt in prompts]
+            for opt, text, occ in unsettled:
+                check_query_text(templated, text, occ, opt=opt, occ_opt=_occ(opt))
         return load(
             self.model,
             revision=self.revision,
@@ -102,7 +134,13 @@ class Model(Source):
             device_map=device_map,
             progress=progress,
             warn=lambda message: stderr_line(f"attnscope: {message}"),
+            notice=lambda message: stderr_line(f"attnscope: {message}"),
         )
+
+
+def _occ(opt: str) -> str:
+    """The occurrence option of a text option: --occurrence for --query, --key-occurrence for --key."""
+    return "--occurrence" if opt == "--query" else f"{opt}-occurrence"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -311,13 +349,48 @@ def read_messages(path: str | None) -> Any:
 
 def progress(message: str) -> None:
     """Loading progress: one transient line on a terminal, erased before any output;
-    nothing at all when stderr is not a terminal, so an error stays the only line there."""
+    nothing at all when stderr is not a terminal, so an error stays the only line there.
+
+    The line is cut to the terminal's width (in the middle, so a path keeps its file name):
+    a line that wrapped would leave its first rows on screen when it is erased.
+    """
     global _progress_shown
     if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
         return
-    sys.stderr.write(f"\r\x1b[2Kattnscope: {' '.join(message.split())}")
+    try:
+        columns = os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError):
+        columns = 80
+    line = shorten_middle(f"attnscope: {' '.join(message.split())}", max(columns - 1, 10))
+    sys.stderr.write(f"\r\x1b[2K{line}")
     sys.stderr.flush()
     _progress_shown = True
+
+
+def cells(text: str) -> int:
+    """Terminal cells ``text`` takes: wide (CJK) characters two, combining marks none."""
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells: whole when it fits, else its start and end around one …."""
+    if cells(text) <= width:
+        return text
+    keep = width - 1
+    head_cells = (keep + 1) // 2
+    head, used = "", 0
+    for ch in text:
+        if used + cells(ch) > head_cells:
+            break
+        head, used = head + ch, used + cells(ch)
+    tail, room = "", keep - used
+    for ch in reversed(text):
+        if cells(ch) > room:
+            break
+        tail, room = ch + tail, room - cells(ch)
+    return f"{head}…{tail}"
 
 
 def write_json(doc: dict[str, Any]) -> None:

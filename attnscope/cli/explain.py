@@ -35,11 +35,13 @@ def explain_cmd(
     out: Output,
 ) -> None:
     """q·k_j, ÷√d, mask, softmax and Σ w_j v_j for one query and head, compared with what the model computed."""
-    from attnscope.core.explain import explain
-
     text = read_prompt(prompt)
     lang = out.ctx().lang
-    loaded = model.load()
+    loaded = model.load(
+        layer=layer, head=head, prompts=[text], find=[("--query", query.query, query.occurrence)], chat=chat
+    )
+    from attnscope.core.explain import explain
+
     result = explain(
         loaded,
         text,

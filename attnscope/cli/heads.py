@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 
@@ -41,15 +41,18 @@ def heads_cmd(
     out: Output,
 ) -> None:
     """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
-    from attnscope.core.heads import QUERY_AGGS, heads
     from attnscope.core.select import one_of
     from attnscope.errors import AttnscopeError
+    from attnscope.results.heads import QueryAgg
 
     text = read_prompt(prompt)
-    agg = one_of(query_agg, QUERY_AGGS, "--query-agg")
+    agg = one_of(query_agg, get_args(QueryAgg), "--query-agg")
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
-    loaded = model.load()
+    find = [("--query", query, occurrence), ("--key", key, key_occurrence)]
+    loaded = model.load(prompts=[text], find=find, chat=chat)
+    from attnscope.core.heads import heads
+
     result = heads(
         loaded,
         text,

@@ -68,9 +68,10 @@ def mask_cmd(
 
     check_max_size(max_size)
     texts = [read_prompt(p) for p in prompts]
+    loaded = model.load()
     from attnscope.core.mask import mask
 
-    result = mask(model.load(), texts, padding_side=padding_side, **chat.kwargs(), max_size=max_size)
+    result = mask(loaded, texts, padding_side=padding_side, **chat.kwargs(), max_size=max_size)
     out.emit(result)
     if not (result.agrees_with_model and result.agrees_with_eager):
         stderr_line("attnscope: the grid disagrees with the mask the model applied (see the checks above)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 
@@ -37,11 +37,13 @@ def matrix_cmd(
     out: Output,
 ) -> None:
     """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
-    from attnscope.core.matrix import BYS, matrix
     from attnscope.core.select import one_of
+    from attnscope.results.matrix import By
 
     text = read_prompt(prompt)
-    by_ = one_of(by, BYS, "--by")
-    loaded = model.load()
+    by_ = one_of(by, get_args(By), "--by")
+    loaded = model.load(layer=layer, head=head)
+    from attnscope.core.matrix import matrix
+
     result = matrix(loaded, text, layer=layer, head=head, by=by_, window=window, **chat.kwargs())
     out.emit(result)

@@ -31,11 +31,11 @@ def reuse_cmd(
     out: Output,
 ) -> None:
     """Prefix K/V alone vs inside prefix+suffix, the cache check, and T(T+1)/2 comparisons for T and 2T."""
-    from attnscope.core.reuse import reuse
-
     text = read_prompt(prefix)
     lang = out.ctx().lang
     loaded = model.load()
+    from attnscope.core.reuse import reuse
+
     result = reuse(loaded, text, suffix, repeat=repeat, lang=lang)
     out.emit(result)
     fail_if_not_ok(result, "prefix K/V changed, or the cached run's logits differ from one full pass")

@@ -48,11 +48,11 @@ def trace_cmd(
     out: Output,
 ) -> None:
     """The note's layer stack for one position: embedding, then after each layer, with a logit lens."""
-    from attnscope.core.trace import trace
-
     text = read_prompt(prompt)
     lang = out.ctx().lang
     loaded = model.load()
+    from attnscope.core.trace import trace
+
     result = trace(
         loaded,
         text,

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, get_args
 
 import typer
 
@@ -80,12 +80,13 @@ def weights_cmd(
 ) -> None:
     """Per layer and head, how much the query token mixes in from itself and each earlier token."""
     from attnscope.core.select import one_of
-    from attnscope.core.weights import AGGS, BYS, weights
-    from attnscope.results.weights import WeightsView
+    from attnscope.results.weights import Agg, By, WeightsView
 
     if device_map is not None and model.device != "auto":
         raise _bad("give --device or --device-map, not both")
-    view = WeightsView(by=one_of(by, BYS, "--by"), agg=one_of(agg, AGGS, "--agg"), no_sink=no_sink, per_head=per_head)
+    view = WeightsView(
+        by=one_of(by, get_args(By), "--by"), agg=one_of(agg, get_args(Agg), "--agg"), no_sink=no_sink, per_head=per_head
+    )
     if input_file is not None:
         if prompt is not None:
             raise _bad("give a PROMPT or --input FILE, not both")
@@ -97,7 +98,7 @@ def weights_cmd(
             batch_size,
             keep_going,
             out,
-            lambda: model.load(device_map),
+            lambda: model.load(device_map, layer=layer, head=head),
             **query.kwargs(),
             layer=layer,
             head=head,
@@ -110,8 +111,13 @@ def weights_cmd(
     if batch_size != 1 or keep_going or input_format != "auto":
         raise _bad("--batch-size, --keep-going and --input-format need --input FILE")
     text = read_prompt(prompt)
+    loaded = model.load(
+        device_map, layer=layer, head=head, prompts=[text], find=[("--query", query.query, query.occurrence)], chat=chat
+    )
+    from attnscope.core.weights import weights
+
     result = weights(
-        model.load(device_map),
+        loaded,
         text,
         **query.kwargs(),
         layer=layer,

@@ -1,0 +1,73 @@
+"""Checks that need no weights: run before torch is imported and before the model loads.
+
+A typo in ``--layer``, ``--head``, ``--query`` or the prompt should be answered in well
+under a second, not after a model load. These checks take the counts read from the
+config (``loading.model_shape``) and the raw prompt text, and raise the same errors the
+core raises later, with the same words. What they cannot decide without the tokenizer
+(a ``--query`` that might sit in a chat template's text) is left to the caller.
+This module is pure Python: no torch, no tokenizer, no disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attnscope.core.select import parse_indices
+from attnscope.errors import AttnscopeError
+
+
+def check_selection(
+    layer: str | None, head: str | None, num_hidden_layers: int | None, num_attention_heads: int | None
+) -> None:
+    """``--layer`` and ``--head`` against the config's counts (skipped where a count is unknown)."""
+    if layer is not None and num_hidden_layers:
+        parse_indices(layer, num_hidden_layers, "layer")
+    if head is not None and num_attention_heads:
+        parse_indices(head, num_attention_heads, "head")
+
+
+def _occurrences(text: str, needle: str) -> int:
+    count, at = 0, text.find(needle)
+    while at >= 0:
+        count += 1
+        at = text.find(needle, at + 1)
+    return count
+
+
+def check_query_text(
+    prompts: Sequence[str],
+    query: str | None,
+    occurrence: int | None = None,
+    *,
+    chat: bool = False,
+    system: str | None = None,
+    opt: str = "--query",
+    occ_opt: str = "--occurrence",
+) -> bool:
+    """Whether ``query`` is settled by the prompts' characters; raise when it is wrong.
+
+    Without ``--chat`` the text the model reads is the prompt itself, so a query that is not
+    in it (or an ``--occurrence`` beyond its count) is an error here, worded as the core words
+    it; the words listed are the prompt's whitespace-separated words, as the core lists them.
+    With ``--chat`` the template adds text of its own: a query found in the prompt or the
+    system message is settled, one not found is returned as unsettled (False) for the caller
+    to check after loading the tokenizer alone.
+    """
+    if query is None:
+        return True
+    if not query.strip():
+        raise AttnscopeError(f"{opt} is empty")
+    for prompt in prompts:
+        hits = _occurrences(prompt, query)
+        if chat:
+            hits += _occurrences(system or "", query)
+            if hits == 0:
+                return False
+            continue  # the template may repeat text; the count is the core's to check
+        if hits == 0:
+            words = prompt.split()
+            shown = ", ".join(words[:30] + (["…"] if len(words) > 30 else []))
+            raise AttnscopeError(f"{opt} {query!r} is not in the prompt; its words are: {shown}")
+        if occurrence is not None and not 1 <= occurrence <= hits:
+            raise AttnscopeError(f"{occ_opt} {occurrence} is out of range: {query!r} occurs {hits} time(s)")
+    return True

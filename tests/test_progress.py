@@ -1,0 +1,77 @@
+"""Progress that leaves no trace (issue 12): transient lines fit the terminal, one notice stays.
+
+A progress line longer than the terminal wraps, and erasing it clears only its last row;
+so each line is cut to the width, in the middle, keeping the file name at its end.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import pytest
+
+from attnscope.cli import common
+from attnscope.cli.common import cells, shorten_middle
+
+PATH = "/root/.cache/attnscope-real/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+
+@pytest.mark.parametrize("columns", [40, 60, 100])
+def test_progress_line_fits_the_terminal(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=0: os.terminal_size((columns, 24)))
+    common.progress(f"loading {PATH}")
+    common.progress("민수는 사과를 샀다. 그는 그것을 먹었다. " * 4)
+    common.stderr_line("attnscope: error: x")
+    raw = err.getvalue()
+    shown = [part.removeprefix("\x1b[2K") for part in raw.split("\r") if part]
+    assert shown[0].startswith("attnscope: loading") and shown[0].endswith("q4_k_m.gguf")
+    for line in shown[:2]:
+        assert cells(line) < columns  # never wraps, so one erase clears it
+    assert raw.endswith("\r\x1b[2Kattnscope: error: x\n")  # erased before the line that stays
+
+
+def test_progress_is_silent_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    common.progress(f"loading {PATH}")
+    assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "width"), [(PATH, 30), ("민수는 사과를 샀다. 그는 그것을 먹었다.", 15), ("short", 10)]
+)
+def test_shorten_middle(text: str, width: int) -> None:
+    got = shorten_middle(text, width)
+    assert cells(got) <= width
+    if cells(text) <= width:
+        assert got == text
+    else:
+        head, tail = got.split("…")
+        assert text.startswith(head) and text.endswith(tail) and len(head) > 0 and len(tail) > 0
+
+
+def test_gguf_tqdm_goes_to_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    from attnscope import loading
+
+    seen: list[str] = []
+    with loading._gguf_bar_as_progress(seen.append):
+        items: Any = list(gguf_utils.tqdm(range(20), desc="Converting and de-quantizing GGUF tensors..."))
+    assert items == list(range(20))
+    assert seen[0].startswith("dequantizing GGUF tensors: 0/20") and seen[-1].startswith(
+        "dequantizing GGUF tensors: 16/20"
+    )
+    assert gguf_utils.tqdm.__module__.startswith("tqdm")  # put back

@@ -237,6 +237,9 @@ def _hub_fails(monkeypatch: pytest.MonkeyPatch, error: str) -> None:
     for name in ("hf_hub_download", "snapshot_download"):
         if hasattr(hf_hub, name):
             monkeypatch.setattr(hf_hub, name, fail)
+    from attnscope import loading
+
+    monkeypatch.setattr(loading, "hub_local_only", lambda: False)  # a hub that answers (with that error)
 
 
 @pytest.mark.parametrize("command", ["weights", "tokens"])
@@ -310,7 +313,7 @@ def test_hub_probe(monkeypatch: pytest.MonkeyPatch) -> None:
         loading.hub_local_only.cache_clear()
 
 
-def test_unreachable_hub_reads_only_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_hub_reads_only_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
     from attnscope import loading
@@ -322,6 +325,12 @@ def test_unreachable_hub_reads_only_the_cache(monkeypatch: pytest.MonkeyPatch) -
         raise OSError("We couldn't connect to the hub")
 
     monkeypatch.setattr(loading, "hub_local_only", lambda: True)
+    monkeypatch.setattr(loading, "_hub_cached_config", lambda *_: None)
+    with pytest.raises(AttnscopeError, match="the Hugging Face hub cannot be reached and 'org/name'"):
+        loading.load_tokenizer("org/name")  # not cached: refused before transformers is asked
+    config = tmp_path / "config.json"
+    config.write_text('{"num_hidden_layers": 2}')
+    monkeypatch.setattr(loading, "_hub_cached_config", lambda *_: config)  # cached: read from the cache only
     monkeypatch.setattr(AutoTokenizer, "from_pretrained", fake)
     with pytest.raises(AttnscopeError, match="the Hugging Face hub cannot be reached and 'org/name'"):
         loading.load_tokenizer("org/name")

@@ -120,10 +120,10 @@ class Model(Source):
             if not check_query_text(prompts, text, occ, chat=with_chat, system=system, opt=opt, occ_opt=_occ(opt))
         ]
         if unsettled:
-            from attnscope.core.tokens import apply_chat
+            from attnscope.core.tokens import encode
 
             tokenizer = load_tokenizer(self.model, self.revision, progress)
-            templated = [apply_chat(tokenizer, prompt, system) for prompt in prompts]
+            templated = [encode(tokenizer, prompt, chat=True, system=system).text for prompt in prompts]
             for opt, text, occ in unsettled:
                 check_query_text(templated, text, occ, opt=opt, occ_opt=_occ(opt))
         return load(

@@ -183,3 +183,32 @@ def test_version_1_files_are_read_as_version_2(cli, path):
         assert new.key.span == old["key"] and new.key.text == old["key_text"]  # type: ignore[attr-defined]
     for note in old.get("notes", []):  # every sentence it held, the view writes again
         assert note.split(":")[0] in res.stdout
+
+
+def test_json_lines_say_so_and_render_one_line(cli, model_dir, tmp_path):
+    """A batch run's --json output is JSON Lines: one line says so and how to render one (issue 12)."""
+    batch = tmp_path / "prompts.txt"
+    batch.write_text(f"{SEED}\nThe cat sat on the mat.\n", encoding="utf-8")
+    res = cli("weights", "--input", str(batch), "--layer", "1", "--json", "--model", str(model_dir))
+    assert res.exit_code == 0, res.stderr
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text(res.stdout, encoding="utf-8")
+    docs = [json.loads(row) for row in res.stdout.splitlines()]
+    assert [d["input_line"] for d in docs] == [1, 2]
+
+    bad = cli("render", str(jsonl))
+    assert bad.exit_code == 6 and bad.stdout == ""
+    assert bad.stderr.splitlines() == [
+        f"attnscope: error: {jsonl} is JSON Lines (2 documents, one per line, as --input batch runs write); "
+        "render one with --line N (1..2)"
+    ]
+    one = cli("render", str(jsonl), "--line", "2")
+    assert one.exit_code == 0, one.stderr
+    doc = dict(docs[1])
+    doc.pop("input_line")
+    single = tmp_path / "second.json"
+    single.write_text(json.dumps(doc), encoding="utf-8")
+    assert one.stdout == cli("render", str(single)).stdout  # the same view as that document saved alone
+    out_of_range = cli("render", str(jsonl), "--line", "3")
+    assert out_of_range.exit_code == 2
+    assert out_of_range.stderr.splitlines() == [f"attnscope: error: --line 3: {jsonl} has 2 non-blank line(s)"]

@@ -12,8 +12,10 @@ from attnscope.cli import app
 from attnscope.cli.common import Output, handle_errors, option_groups
 
 
-def read_result(path: str) -> Any:
-    """The result saved in ``path`` (a file written by any command's --json, or - for stdin)."""
+def read_result(path: str, line: int | None = None) -> Any:
+    """The result saved in ``path`` (a file written by any command's --json, or - for stdin);
+    with ``line``, the ``line``-th document (1-based, blank lines skipped) of a JSON Lines file
+    such as ``weights --input FILE --json`` writes."""
     import sys
 
     from attnscope.errors import AttnscopeError, ExitCode
@@ -31,10 +33,17 @@ def read_result(path: str) -> Any:
     if not data.strip():
         raise AttnscopeError(f"{name}: empty file; expected the JSON from an attnscope --json run", ExitCode.INPUT_FILE)
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = _one_document(data.decode("utf-8"), name, line)
     except UnicodeDecodeError as exc:
         raise AttnscopeError(f"{name}: not UTF-8 text (byte {exc.start})", ExitCode.INPUT_FILE) from None
     except json.JSONDecodeError as exc:
+        lines = _json_lines(data)
+        if lines:
+            raise AttnscopeError(
+                f"{name} is JSON Lines ({lines} documents, one per line, as --input batch runs write); "
+                f"render one with --line N (1..{lines})",
+                ExitCode.INPUT_FILE,
+            ) from None
         body = data.strip()
         cut = " (the file looks truncated)" if body[:1] in (b"{", b"[") and body[-1:] not in (b"}", b"]") else ""
         raise AttnscopeError(
@@ -48,18 +57,55 @@ def read_result(path: str) -> Any:
         raise AttnscopeError(f"{name}: not a valid attnscope result ({exc})", ExitCode.INPUT_FILE) from None
 
 
+def _json_lines(data: bytes) -> int:
+    """How many documents ``data`` holds when each non-blank line is a JSON object of its own, else 0."""
+    count = 0
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            if not isinstance(json.loads(raw), dict):
+                return 0
+        except ValueError:
+            return 0
+        count += 1
+    return count if count > 1 else 0
+
+
+def _one_document(text: str, name: str, line: int | None) -> Any:
+    """The JSON document in ``text``, or with ``line`` its ``line``-th non-blank line's."""
+    from attnscope.errors import AttnscopeError, ExitCode
+
+    if line is None:
+        return json.loads(text)
+    rows = [row for row in text.splitlines() if row.strip()]
+    if not 1 <= line <= len(rows):
+        raise AttnscopeError(f"--line {line}: {name} has {len(rows)} non-blank line(s)", ExitCode.USAGE)
+    doc = json.loads(rows[line - 1])
+    if isinstance(doc, dict):
+        doc.pop("input_line", None)  # batch runs add it after the schema
+    return doc
+
+
 @app.command("render")
 @handle_errors
 @option_groups
 def render_cmd(
     file: Annotated[str, typer.Argument(help="A JSON file written by any attnscope command's --json (- for stdin).")],
+    line: Annotated[
+        int | None,
+        typer.Option(
+            "--line", help="For a JSON Lines file (weights --input ... --json): render its Nth document.", min=1
+        ),
+    ] = None,
+    *,
     out: Output,
 ) -> None:
     """Draw a saved --json result again (weights, heads, mask, matrix, tokens, info, ...): no model needed."""
     from attnscope.core.consistency import problem
     from attnscope.errors import AttnscopeError, ExitCode
 
-    result = read_result(file)
+    result = read_result(file, line)
     try:
         bad = problem(result)
     except (IndexError, KeyError, ValueError, TypeError, RuntimeError) as exc:

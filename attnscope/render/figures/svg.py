@@ -52,6 +52,17 @@ def char_em(ch: str) -> float:
     return 0.62
 
 
+_INVISIBLE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
+
+
+def _shown(ch: str) -> str:
+    """A character as a figure shows it: control, format and unassigned characters escaped
+    (they have no glyph and some are not allowed in XML); joiners kept for emoji sequences."""
+    if ch in "\u200c\u200d" or unicodedata.category(ch) not in _INVISIBLE:
+        return ch
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
 def text_width(text: str, size: float = FONT_SIZE) -> float:
     """Estimated width of ``text`` at ``size`` px (never less than the real one in the fonts we name)."""
     return sum(char_em(ch) for ch in text) * size
@@ -117,7 +128,7 @@ class Svg:
         rotate: float = 0.0,
     ) -> float:
         """Draw ``text`` with its baseline at ``y``; returns its estimated width."""
-        text = "".join(ch if ch >= " " and ch != "\x7f" else f"\\x{ord(ch):02x}" for ch in text)
+        text = "".join(_shown(ch) for ch in text)
         w = text_width(text, size)
         attrs = f'x="{num(x)}" y="{num(y)}"'
         if size != FONT_SIZE:

@@ -23,7 +23,7 @@ class HeadScore:
     layer: int
     head: int
     kv_head: int
-    score: float
+    score: float  # the query's weight on the key, summed over the key's tokens (unrounded fp32)
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class TopHead:
     layer: int
     head: int
     kv_head: int
-    score: float
-    row: list[float]
+    score: float  # as in the ranking
+    row: list[float]  # the (aggregated) query row over positions 0..query
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ class HeadsResult(Result):
     tokens: list[Token]
     words: list[Word]
     query: Query  # index: the span's last token
-    key: KeySpan
+    key: KeySpan  # the --key text and its token span
     query_agg: QueryAgg  # how a multi-token query's rows are reduced
-    no_sink: bool
+    no_sink: bool  # position 0 dropped and each row renormalised before scoring
     ranking: list[HeadScore]  # all num_hidden_layers x num_attention_heads, score descending
-    top: list[TopHead]
+    top: list[TopHead]  # the first --top entries of the ranking, each with its row
     warnings: list[ResultWarning] = field(default_factory=list)

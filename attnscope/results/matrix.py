@@ -24,8 +24,9 @@ class MatrixView:
     the sum over column group ``c``'s key tokens (each row still sums to 1 with ``before``)."""
 
     by: Literal["token", "word", "block"]  # block: condensed, too long to draw
-    labels: list[str]
+    labels: list[str]  # one label per row/column group
     groups: list[list[int]]  # absolute token indices in each row/column group
+    # cells[r][c]: mean over row group r's query tokens of the sum over column group c's key tokens
     cells: list[list[float]]
     before: list[float]  # per row group: weight on keys left of the window
 
@@ -46,4 +47,4 @@ class MatrixResult(Result):
     window: list[int]  # [start, end): the query and key positions in ``weights``
     weights: list[list[float]]  # [query_pos - start][key_pos - start], raw fp32 softmax rows
     before: list[float]  # [query_pos - start]: weight on keys 0..start-1
-    view: MatrixView
+    view: MatrixView  # what is drawn: labels, groups and cells per row/column group

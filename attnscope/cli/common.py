@@ -186,6 +186,7 @@ class Output(OptionGroup):
         view = None
         if self.svg or self.html or not self.as_json:
             from attnscope import render
+            from attnscope.render.fit import print_width
 
             view = render.view(result, ctx)
             if self.svg or self.html:
@@ -193,7 +194,8 @@ class Output(OptionGroup):
         if self.as_json:
             write_json(result.to_json())
         else:
-            render.console(width=self.width).print(view)
+            assert view is not None
+            render.console(width=self.width or print_width(view, sys.stdout.isatty())).print(view)
 
 
 def warning_line(warning: Any, lang: str) -> str:

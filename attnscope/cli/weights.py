@@ -158,6 +158,7 @@ def _batch(
     from attnscope import render
     from attnscope.core.batch import read_entries, run_batch
     from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.render.fit import print_width
 
     if fmt not in ("auto", "lines", "jsonl"):
         raise _bad(f"--input-format {fmt!r}: use auto, lines or jsonl")
@@ -194,7 +195,8 @@ def _batch(
                 else:
                     sys.stdout.write(f"── line {outcome.line} ──\n")
                     sys.stdout.flush()
-                    render.console(width=out.width).print(render.view(result, ctx))
+                    shown = render.view(result, ctx)
+                    render.console(width=out.width or print_width(shown, sys.stdout.isatty())).print(shown)
                 written += 1
         finally:
             bar.close()

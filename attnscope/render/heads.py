@@ -9,6 +9,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade, view
 from attnscope.render.common import model_line, span, token_span
+from attnscope.render.fit import FitColumns
 from attnscope.render.i18n import Lang, t
 from attnscope.results.heads import HeadsResult, TopHead
 
@@ -137,9 +138,11 @@ def render(r: HeadsResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     above = sum(1 for s in r.ranking if s.score > 0.5)
     summary = Text(t(lang, "heads.summary", above=above, total=len(r.ranking)), style="bold")
-    parts: list[RenderableType] = [header(r, lang), Text(""), summary, Text(""), top_table(r, lang), Text("")]
+    top = FitColumns(top_table(r, lang), [[5], [6]])  # narrow: the bar goes first, then the row strip
+    parts: list[RenderableType] = [header(r, lang), Text(""), summary, Text(""), top, Text("")]
     parts.append(Text(t(lang, "heads.row_legend"), style="dim"))
-    parts += [Text(""), heatmap(r, lang), heatmap_caption(r, lang)]
+    heads = range(1, r.model.num_attention_heads + 2)  # the spacer and the heat cells go together
+    parts += [Text(""), FitColumns(heatmap(r, lang), [heads]), heatmap_caption(r, lang)]
     for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
     return Group(*parts)

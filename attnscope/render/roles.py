@@ -1,12 +1,13 @@
 """Human view of a RolesResult: the top heads of each role, then a layers x heads grid per role.
 
 Every word comes from the catalogue (``roles.*``). Grids are shaded on a 0~1 scale (all
-four scores are shares of attention, so one scale fits all), two cells per head; they
-sit two to a row when the width allows. Nothing here computes scores.
+four scores are shares of attention, so one scale fits all), two cells per head, as
+many side by side as the width allows. Nothing here computes scores.
 """
 
 from __future__ import annotations
 
+from rich.columns import Columns
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -79,13 +80,7 @@ def _sink_line(r: RolesResult, ctx: Ctx) -> Text:
 
 @view.register
 def render(r: RolesResult, ctx: Ctx) -> RenderableType:
-    grids = [_grid(r, ctx, role) for role in ROLES]
-    per_row = 4 if (ctx.width or 200) >= 4 * (2 * len(r.scores.sink[0]) + 8) else 2
-    layout = Table.grid(padding=(0, 3))
-    for _ in range(per_row):
-        layout.add_column(no_wrap=True)
-    for i in range(0, len(grids), per_row):
-        layout.add_row(*grids[i : i + per_row])
+    layout = Columns([_grid(r, ctx, role) for role in ROLES], padding=(0, 3))  # as many per row as fit
     parts: list[RenderableType] = [
         header(r, ctx),
         Text(""),

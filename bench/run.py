@@ -6,7 +6,9 @@ warms up, then times the forward), so peak memory of one cannot leak into the ne
 - ``plain``        the floor: the base decoder (``model.model``) under sdpa, no attentions, no logits;
 - ``eager``        ``output_attentions=True`` under eager attention (what bertviz, inseq... use);
 - ``capture``      attnscope's capture of the last query row, all layers and heads;
-- ``capture_0_3``  the same for layers 0-3 only (the forward stops after layer 3).
+- ``capture_0_3``  the same for layers 0-3 only (the forward stops after layer 3);
+- ``capture_norm`` ``capture`` plus the norm measure (``--measure norm``): ||f_h(x_j)|| for every
+                   layer, head and key, and the completeness check at the query.
 
 For each it records the best wall time of the timed forwards and the process's peak
 RSS while they ran (VmHWM after resetting it through /proc/self/clear_refs, once the
@@ -45,12 +47,13 @@ ROOT = HERE.parent
 DEFAULT_MODEL = os.environ.get(
     "ATTNSCOPE_REAL_MODEL", str(Path.home() / ".cache" / "attnscope-real" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
 )
-KINDS = ("plain", "eager", "capture", "capture_0_3")
+KINDS = ("plain", "eager", "capture", "capture_0_3", "capture_norm")
 LABELS = {
     "plain": "plain sdpa forward (floor)",
     "eager": "eager output_attentions",
     "capture": "attnscope capture, all layers",
     "capture_0_3": "attnscope capture, layers 0-3",
+    "capture_norm": "attnscope capture + --measure norm, all layers",
 }
 # Text the synthetic prompts are cut from: the note's sentence, more Korean, some English and code.
 CORPUS = (
@@ -118,8 +121,9 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
                     use_cache=False,
                     output_attentions=kind == "eager",
                 )
-        layers = frozenset(range(n_layers)) if kind == "capture" else frozenset(range(min(4, n_layers)))
-        request = capture.Request(positions=torch.tensor([[ids.shape[1] - 1]]), layers=layers)
+        layers = frozenset(range(n_layers)) if kind != "capture_0_3" else frozenset(range(min(4, n_layers)))
+        norms = layers if kind == "capture_norm" else frozenset()
+        request = capture.Request(positions=torch.tensor([[ids.shape[1] - 1]]), layers=layers, norms=norms)
         got = capture.run(model, ids, mask, request)
         capture.check_finite(got.rows)
         return got
@@ -137,6 +141,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     reset_ok = _reset_peak()
     times, cpu_times = [], []
     check: float | None = None
+    completeness: float | None = None
     for _ in range(spec["reps"]):
         t0, c0 = time.perf_counter(), time.process_time()
         out = forward(ids_all)
@@ -148,6 +153,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
             check = float(out.attentions[-1][0, :, -1].sum(-1).mean())
         elif kind.startswith("capture"):
             check = float(out.rows[max(out.rows)][0, :, 0].sum(-1).mean())
+            if out.completeness:
+                completeness = max(out.completeness.values())
         del out
     peak_kb = _status_kb("VmHWM")
     return {
@@ -162,6 +169,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         "peak_rss_forward_mb": peak_kb / 1024 if reset_ok else None,
         "gpu_peak_mb": torch.cuda.max_memory_allocated() / 2**20 if cuda else None,
         "row_sum_check": check,
+        "completeness_max_diff": completeness,
         "threads": torch.get_num_threads(),
         "device": str(device),
         "dtype": loaded.info.dtype,
@@ -698,6 +706,16 @@ def _targets(doc: dict[str, Any]) -> list[str]:
             pr = part["time_s"] / cap["time_s"]
             ok = "met" if pr <= 0.25 else "MISSED"
             out.append(f"- T={n_tokens}: layers 0-3 take {pr:.2f}× the time of all layers (≤ 0.25×): {ok}")
+        norm = _find(doc, "capture_norm", n_tokens)
+        if cap and norm:
+            nr = norm["time_s"] / cap["time_s"]
+            ok = "met" if nr <= 1.15 else "MISSED"
+            diff = norm.get("completeness_max_diff")
+            out.append(
+                f"- T={n_tokens}: capture with --measure norm takes {nr:.2f}× the time of --measure weight "
+                f"(≤ 1.15×, issue 13): {ok}"
+                + ("" if diff is None else f"; completeness max |difference| {diff:.1e} over all layers")
+            )
         if cap and n_tokens >= 16384:
             gb = cap["peak_rss_forward_mb"] / 1024
             whole = (cap.get("process_peak_rss_mb") or 0) / 1024

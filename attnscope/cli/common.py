@@ -53,6 +53,14 @@ HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write an HTML 
 LangOpt = Annotated[
     str | None, typer.Option("--lang", help="Language of the view: en|ko. Default: $ATTNSCOPE_LANG, else en.")
 ]
+MeasureOpt = Annotated[
+    str,
+    typer.Option(
+        "--measure",
+        help="weight|norm: the raw attention weight, or each key's share of ||weight x f(x_j)||, "
+        "the size of the vector it adds (Kobayashi et al. 2020).",
+    ),
+]
 WidthOpt = Annotated[int | None, typer.Option("--width", help="Terminal width for the view.", min=40)]
 PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")]
 QueryOpt = Annotated[str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")]

@@ -19,6 +19,7 @@ import typer
 from attnscope.cli import app
 from attnscope.cli.common import (
     Chat,
+    MeasureOpt,
     Model,
     Output,
     Query,
@@ -42,11 +43,17 @@ def weights_cmd(
     query: Query,
     layer: Annotated[str, typer.Option("--layer", "-l", help="Layers: 5, -1, 0,3,20-23 or all.")] = "all",
     head: Annotated[str, typer.Option("--head", help="Heads: 5, -1, 0,3,8-13 or all.")] = "all",
-    by: Annotated[str, typer.Option("--by", help="token|word: word sums each key word's tokens.")] = "token",
+    by: Annotated[
+        str, typer.Option("--by", help="word|token: word (default) sums each key word's tokens; token shows each.")
+    ] = "word",
+    measure: MeasureOpt = "weight",
     agg: Annotated[str, typer.Option("--agg", help="mean|max over the selected layers and heads.")] = "mean",
     no_sink: Annotated[bool, typer.Option("--no-sink", help="Exclude position 0 and renormalise each row.")] = False,
     per_head: Annotated[
         bool, typer.Option("--per-head", help="One chart per selected head, with its KV group.")
+    ] = False,
+    all_keys: Annotated[
+        bool, typer.Option("--all-keys", help="Draw every key; by default a long prompt shows its top keys.")
     ] = False,
     input_file: Annotated[
         str | None,
@@ -80,14 +87,21 @@ def weights_cmd(
 ) -> None:
     """Per layer and head, how much the query token mixes in from itself and each earlier token."""
     from attnscope.core.select import one_of
-    from attnscope.results.weights import Agg, By, WeightsView
+    from attnscope.results.weights import Agg, By, Measure, WeightsView
 
     if device_map is not None and model.device != "auto":
         raise _bad("give --device or --device-map, not both")
     view = WeightsView(
-        by=one_of(by, get_args(By), "--by"), agg=one_of(agg, get_args(Agg), "--agg"), no_sink=no_sink, per_head=per_head
+        by=one_of(by, get_args(By), "--by"),
+        agg=one_of(agg, get_args(Agg), "--agg"),
+        no_sink=no_sink,
+        per_head=per_head,
+        all_keys=all_keys,
     )
+    measure = one_of(measure, get_args(Measure), "--measure")
     if input_file is not None:
+        if measure != "weight":
+            raise _bad("--measure norm works on one prompt; it cannot be used with --input")
         if prompt is not None:
             raise _bad("give a PROMPT or --input FILE, not both")
         if out.svg or out.html:
@@ -124,6 +138,7 @@ def weights_cmd(
         head=head,
         **chat.kwargs(),
         view=view,
+        measure=measure,
     )
     out.emit(result)
 

@@ -20,9 +20,10 @@ from attnscope.core.tokens import Encoded, check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
 from attnscope.results.common import Query, ResultWarning
-from attnscope.results.weights import Agg, Bar, By, Chart, Strip, WeightsResult, WeightsView
+from attnscope.results.weights import Agg, Bar, By, Chart, Hardest, Measure, Strip, WeightsResult, WeightsView
 
 BYS: tuple[By, ...] = get_args(By)
+MEASURES: tuple[Measure, ...] = get_args(Measure)
 AGGS: tuple[Agg, ...] = get_args(Agg)
 
 
@@ -63,6 +64,68 @@ def query_rows(
     capture.check_finite(got.rows)
     stacked = torch.stack([got.rows[layer][:, :, 0, :] for layer in layers], dim=1)  # (B, L, H, T)
     return [stacked[b, :, :, off : off + q + 1] for b, (off, q) in enumerate(zip(offsets, queries, strict=True))]
+
+
+def query_rows_norm(
+    loaded: Loaded, enc: Encoded, query: int, layers: Sequence[int]
+) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """One sequence: (rows, value norms, completeness max diff) for the selected layers.
+
+    rows: (len(layers), head, query + 1) fp32 weights; norms: (len(layers), head, query + 1)
+    ||f_h(x_j)|| (``core.norm``); the completeness check's max |difference| over the layers.
+    """
+    ids = torch.tensor([enc.ids])  # (1, T)
+    request = capture.Request(positions=torch.tensor([[query]]), layers=frozenset(layers), norms=frozenset(layers))
+    got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
+    capture.check_finite(got.rows)
+    rows = torch.stack([got.rows[layer][0, :, 0, : query + 1] for layer in layers])  # (L, H, q+1)
+    norms = torch.stack([got.norms[layer][0, :, : query + 1] for layer in layers])  # (L, H, q+1)
+    return rows, norms, max(got.completeness[layer] for layer in layers)
+
+
+def norm_shares(rows: torch.Tensor, norms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(alpha ||f||, its share over keys): rows and norms (..., K) -> both (..., K)."""
+    measured = rows * norms
+    return measured, measured / measured.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+def sink_share(shown: torch.Tensor, agg: str) -> float | None:
+    """Position 0's aggregate share when it is the largest of all tokens: shown (L, H, K) token space."""
+    if shown.shape[-1] < 2:
+        return None
+    flat = shown.reshape(-1, shown.shape[-1])  # (L*H, K)
+    combined = flat.mean(dim=0) if agg == "mean" else flat.max(dim=0).values
+    return float(combined[0]) if int(combined.argmax()) == 0 else None
+
+
+HARDEST_KEPT = 20
+
+
+def hardest(
+    shown: torch.Tensor, keys: list[Key], q: int, layers: list[int], heads: list[int], groups: int
+) -> list[Hardest]:
+    """For each key other than position 0 alone and the query's own key: the selected head that puts
+    the most on it. shown: (L, Hsel, q+1) token space. Weight descending, at most HARDEST_KEPT."""
+    out = []
+    for label, members, _ in keys:
+        counted = [i for i in members if i != 0]
+        if not counted or q in members:
+            continue
+        on_key = shown[..., counted].sum(dim=-1)  # (L, Hsel)
+        best = int(on_key.argmax())
+        li, hi = divmod(best, on_key.shape[1])
+        out.append(
+            Hardest(
+                label=label,
+                tokens=counted,
+                layer=layers[li],
+                head=heads[hi],
+                kv_head=heads[hi] // groups,
+                weight=float(on_key[li, hi]),
+            )
+        )
+    out.sort(key=lambda h: (-h.weight, h.tokens[0]))
+    return out[:HARDEST_KEPT]
 
 
 def drop_sink(rows: torch.Tensor) -> torch.Tensor:
@@ -114,13 +177,23 @@ def weights_result(
     heads: list[int],
     view: WeightsView,
     warnings: list[ResultWarning] | None = None,
+    norms: torch.Tensor | None = None,
+    completeness: float | None = None,
 ) -> WeightsResult:
-    """Build the result from one sequence's rows (len(layers), all heads, query + 1)."""
+    """Build the result from one sequence's rows (len(layers), all heads, query + 1).
+
+    With ``norms`` ((len(layers), all heads, query + 1) ||f_h(x_j)||), the charts show each
+    key's share of ||alpha_ij f_h(x_j)|| instead of the raw weight.
+    """
     info = loaded.info
     groups = info.num_attention_heads // info.num_key_value_heads
     q = query.index
     raw = rows[:, heads, :]  # (L, Hsel, q+1)
-    shown = drop_sink(raw) if view.no_sink else raw
+    measured = None
+    base = raw
+    if norms is not None:
+        measured, base = norm_shares(raw, norms[:, heads, :])
+    shown = drop_sink(base) if view.no_sink else base
     grouped, keys = group_keys(shown, enc, q, view.by)  # (L, Hsel, K)
     flat = grouped.reshape(-1, grouped.shape[-1])  # (L*Hsel, K)
     combined = flat.mean(dim=0) if view.agg == "mean" else flat.max(dim=0).values
@@ -150,6 +223,11 @@ def weights_result(
         strip=strip,
         per_head=per_head,
         warnings=list(warnings or []),
+        measure="weight" if measured is None else "norm",
+        norms=[] if measured is None else measured.tolist(),
+        completeness_max_diff=completeness,
+        sink_share=None if view.no_sink else sink_share(shown, view.agg),
+        hardest=hardest(shown, keys, q, list(layers), list(heads), groups),
     )
 
 
@@ -165,8 +243,9 @@ def weights(
     chat: bool = False,
     system: str | None = None,
     view: WeightsView | None = None,
+    measure: str = "weight",
 ) -> WeightsResult:
-    """Everything ``attnscope weights`` does for one prompt."""
+    """Everything ``attnscope weights`` does for one prompt (``measure``: weight or norm)."""
     view = view or WeightsView()
     info = loaded.info
     layers = parse_indices(layer, info.num_hidden_layers, "layer")
@@ -175,5 +254,8 @@ def weights(
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
     q = pick_query(enc, query, pos, occurrence, warnings)
+    if measure == "norm":
+        rows, norms, completeness = query_rows_norm(loaded, enc, q.index, layers)
+        return weights_result(loaded, enc, q, rows, layers, heads, view, warnings, norms, completeness)
     (rows,) = query_rows(loaded, [enc], [q.index], layers)
     return weights_result(loaded, enc, q, rows, layers, heads, view, warnings)

@@ -1,6 +1,15 @@
-"""Human view of a WeightsResult: the note's chart, the keys x layers strip, per-head charts."""
+"""Human view of a WeightsResult: the note's chart, the keys x layers strip, per-head charts.
+
+The chart prints each value rounded so that the printed values add up to the printed sum
+(largest-remainder rounding). A long prompt shows its top keys (by the chart's value; the
+query and position 0 always) and one row for all the others, unless ``--all-keys``; the
+strip shows the same rows. Under the chart: the attention sink, named with its share when
+position 0 takes the most, and "who looks hardest" at each word (from ``r.hardest``).
+"""
 
 from __future__ import annotations
+
+import math
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -30,34 +39,133 @@ def bar_label(b: Bar, lang: Lang) -> str:
     return t(lang, "weights.partial", label=b.label) if b.partial else b.label
 
 
-def chart_table(chart: Chart, lang: Lang, title: str | None = None, width: int = 30) -> Table:
+MAX_KEYS = 10  # keys drawn for a long prompt (plus one row for the rest) unless --all-keys
+
+
+def apportion(values: list[float], digits: int = 2) -> tuple[list[int], int]:
+    """Largest-remainder rounding: (each value, their sum) in units of 10**-digits, so the rounded
+    values add up to the rounded sum exactly."""
+    scale = 10**digits
+    total = round(sum(values) * scale)
+    floors = [math.floor(v * scale) for v in values]
+    short = total - sum(floors)
+    order = sorted(range(len(values)), key=lambda i: (-(values[i] * scale - floors[i]), i))
+    for i in order[: max(0, short)]:
+        floors[i] += 1
+    return floors, total
+
+
+def _units(n: int, digits: int = 2) -> str:
+    return f"{n / 10**digits:.{digits}f}"
+
+
+def shown_keys(r: WeightsResult, bars: list[Bar]) -> list[int]:
+    """Indices of the bars drawn: all, or the top MAX_KEYS by value plus the query's and position 0's, in order."""
+    if r.view.all_keys or len(bars) <= MAX_KEYS + 1:
+        return list(range(len(bars)))
+    must = {i for i, b in enumerate(bars) if b.is_query or 0 in b.tokens}
+    ranked = sorted(range(len(bars)), key=lambda i: (-bars[i].weight, i))
+    keep = set(must)
+    for i in ranked:
+        if len(keep) >= MAX_KEYS:
+            break
+        keep.add(i)
+    return sorted(keep)
+
+
+def _others_label(r: WeightsResult, lang: Lang, n: int) -> str:
+    return t(lang, f"weights.others_{r.view.by}", n=n)
+
+
+def chart_table(chart: Chart, lang: Lang, r: WeightsResult, title: str | None = None, width: int = 30) -> Table:
     table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), title=title, title_justify="left")
     table.add_column("key", no_wrap=True)
     table.add_column("weight", justify="right", no_wrap=True)
     table.add_column("bar", no_wrap=True)
     table.add_column("mark", no_wrap=True, style="dim")
-    for b in chart.bars:
+    keep = shown_keys(r, chart.bars)
+    rest = [i for i in range(len(chart.bars)) if i not in set(keep)]
+    values = [chart.bars[i].weight for i in keep] + ([sum(chart.bars[i].weight for i in rest)] if rest else [])
+    printed, total = apportion(values)
+    for n, i in enumerate(keep):
+        b = chart.bars[i]
         mark = t(lang, "common.self") if b.is_query else (t(lang, "weights.excluded") if b.excluded else "")
         style = "bold" if b.is_query else ""
         table.add_row(
             Text(bar_label(b, lang), style=style),
-            "-" if b.excluded else f"{b.weight:.2f}",
+            "-" if b.excluded else _units(printed[n]),
             Text(bar(b.weight, width), style="cyan"),
             mark,
         )
+    if rest:
+        table.add_row(
+            Text(_others_label(r, lang, len(rest)), style="italic"),
+            _units(printed[-1]),
+            Text(bar(values[-1], width), style="cyan"),
+            "",
+        )
     table.add_row("", "-----", "", "")
-    table.add_row(t(lang, "common.sum"), f"{chart.total:.2f}", "", "")
+    table.add_row(t(lang, "common.sum"), _units(total), "", "")
     return table
 
 
-def strip_table(strip: Strip, labels: list[str], query_key: int | None = None) -> Table:
-    top = max((max(row) for row in strip.values if row), default=1.0) or 1.0
+def sink_line(r: WeightsResult, lang: Lang) -> Text | None:
+    """Name the attention sink when position 0 takes the most, and say where to look instead."""
+    if r.sink_share is None:
+        return None
+    key = "weights.sink_norm" if r.measure == "norm" else "weights.sink"
+    return Text(t(lang, key, label=r.tokens[0].label, share=f"{r.sink_share:.2f}"), style="yellow")
+
+
+def hardest_block(r: WeightsResult, lang: Lang, limit: int) -> list[RenderableType]:
+    if not r.hardest:
+        return []
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
+    table.add_column("key", no_wrap=True)
+    table.add_column("arrow", no_wrap=True, style="dim")
+    table.add_column("head", no_wrap=True)
+    table.add_column("weight", justify="right", no_wrap=True)
+    for h in r.hardest[:limit]:
+        table.add_row(h.label, "←", f"L{h.layer} H{h.head}", f"{h.weight:.2f}")
+    out: list[RenderableType] = [Text(t(lang, f"weights.hardest_title_{r.view.by}")), table]
+    hint = t(lang, "weights.hardest_hint", count=len(r.layers) * len(r.heads))
+    out.append(Text(hint, style="dim"))
+    return out
+
+
+def completeness_line(r: WeightsResult, lang: Lang) -> Text | None:
+    if r.measure != "norm" or r.completeness_max_diff is None:
+        return None
+    return Text(
+        t(lang, "weights.completeness", diff=f"{r.completeness_max_diff:.1e}", layers=len(r.layers)), style="dim"
+    )
+
+
+def strip_rows(r: WeightsResult, lang: Lang) -> tuple[list[str], list[list[float]], int | None]:
+    """The strip's rows: the chart's drawn keys, then one row summing the others per layer."""
+    bars = r.chart.bars
+    keep = shown_keys(r, bars)
+    labels = [bar_label(bars[i], lang) for i in keep]
+    values = [r.strip.values[i] for i in keep]
+    query_key = next((n for n, i in enumerate(keep) if bars[i].is_query), None)
+    rest = [i for i in range(len(bars)) if i not in set(keep)]
+    if rest:
+        labels.append(_others_label(r, lang, len(rest)))
+        values.append([sum(r.strip.values[i][c] for i in rest) for c in range(len(r.strip.layers))])
+    return labels, values, query_key
+
+
+def strip_table(
+    strip: Strip, labels: list[str], query_key: int | None = None, values: list[list[float]] | None = None
+) -> Table:
+    rows = strip.values if values is None else values
+    top = max((max(row) for row in rows if row), default=1.0) or 1.0
     table = Table(box=None, pad_edge=False, padding=(0, 0), show_header=True, header_style="dim")
     table.add_column("", no_wrap=True)
     table.add_column(" ", no_wrap=True)
     for layer in strip.layers:
         table.add_column(str(layer % 10) if len(strip.layers) > 10 else str(layer), no_wrap=True, justify="center")
-    for ki, (key, row) in enumerate(zip(labels, strip.values, strict=True)):
+    for ki, (key, row) in enumerate(zip(labels, rows, strict=True)):
         cells = [
             Text(shade(v, top) * 2 if len(strip.layers) <= 10 else shade(v, top), style=heat_style(v, top)) for v in row
         ]
@@ -81,7 +189,9 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
     if r.view.no_sink:
         out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
     if r.view.by == "word":
-        out.append(t(lang, "weights.note_by_word"))
+        out.append(t(lang, "weights.note_by_word") + "; " + t(lang, "weights.note_by_token_hint"))
+    if r.measure == "norm":
+        out.append(t(lang, "weights.note_norm"))
     if len(r.layers) * len(r.heads) > 1:
         out.append(t(lang, f"weights.note_{r.view.agg}", layers=len(r.layers), heads=len(r.heads)))
     return out
@@ -91,25 +201,33 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
 def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     parts: list[RenderableType] = [header(r, lang), Text("")]
-    query_key = next((i for i, b in enumerate(r.chart.bars) if b.is_query), None)
     if len(r.layers) > 1:
-        labels = [bar_label(b, lang) for b in r.chart.bars]
+        labels, values, query_key = strip_rows(r, lang)
         parts += [
             Text(t(lang, "weights.strip_title"), style="dim"),
-            strip_table(r.strip, labels, query_key),
+            strip_table(r.strip, labels, query_key, values),
             strip_caption(r.strip, lang),
             Text(""),
         ]
+    chart_word = "weights.chart_title_norm" if r.measure == "norm" else "weights.chart_title"
     if r.view.per_head and r.per_head:
         for chart in r.per_head:
             title = t(lang, "common.layer_head", layer=chart.layer, head=chart.head)
             title += f" ({t(lang, 'common.kv_head', kv_head=chart.kv_head)})"
-            parts += [chart_table(chart, lang, title=title), Text("")]
+            parts += [chart_table(chart, lang, r, title=title), Text("")]
     else:
-        title = t(lang, "weights.chart_title")
+        title = t(lang, chart_word)
         if len(r.layers) * len(r.heads) > 1:
             title += f" ({t(lang, f'common.{r.view.agg}')})"
-        parts.append(chart_table(r.chart, lang, title=title))
+        parts.append(chart_table(r.chart, lang, r, title=title))
+    for line in (sink_line(r, lang), completeness_line(r, lang)):
+        if line is not None:
+            parts.append(line)
+    long_prompt = len(shown_keys(r, r.chart.bars)) < len(r.chart.bars)
+    if not r.view.per_head:
+        block = hardest_block(r, lang, 5 if long_prompt else 8)
+        if block:
+            parts += [Text(""), *block]
     for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
     return Group(*parts)

@@ -10,6 +10,7 @@ from attnscope.results.common import ModelInfo, Query, ResultWarning, Token, Wor
 
 By = Literal["token", "word"]
 Agg = Literal["mean", "max"]
+Measure = Literal["weight", "norm"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,20 @@ class WeightsView:
     agg: Agg = "mean"  # over the selected layers and heads
     no_sink: bool = False
     per_head: bool = False
+    all_keys: bool = False  # draw every key; else the top keys and one row for the rest
+
+
+@dataclass(frozen=True)
+class Hardest:
+    """Who looks hardest at one key: of the selected layers and heads, the head whose row puts the most
+    on it (``weight``, in the chart's measure, position 0 left out of the key's tokens)."""
+
+    label: str
+    tokens: list[int]  # the key's tokens that count (position 0 left out)
+    layer: int
+    head: int
+    kv_head: int
+    weight: float
 
 
 @dataclass(frozen=True)
@@ -71,3 +86,14 @@ class WeightsResult(Result):
     strip: Strip
     per_head: list[Chart] = field(default_factory=list)
     warnings: list[ResultWarning] = field(default_factory=list)
+    # weight: charts show the raw weights. norm: they show each key's share of ||alpha_ij f_h(x_j)||
+    # (norm / sum over keys, per layer and head), Kobayashi et al. 2020.
+    measure: Measure = "weight"
+    # [len(layers)][len(heads)][query.index + 1]: raw ||alpha_ij f_h(x_j)|| (measure norm only)
+    norms: list[list[list[float]]] = field(default_factory=list)
+    # max |sum_h sum_j alpha_ij f_h(x_j) + b_O - o_proj output| over the selected layers (measure norm only)
+    completeness_max_diff: float | None = None
+    # position 0's share in the chart when it is the largest of all tokens (an attention sink); else None
+    sink_share: float | None = None
+    # per key (position 0 and the query's own key left out): the head that looks hardest at it, weight descending
+    hardest: list[Hardest] = field(default_factory=list)

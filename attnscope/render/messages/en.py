@@ -112,6 +112,32 @@ MESSAGES: dict[str, str] = {
     "roles.grid_title": "layers x heads, shaded 0~1 (darker: higher)",
     # == end roles ==
     # == measure norm (issue 13) ==
+    "weights.others_word": "{n} other words",
+    "weights.others_token": "{n} other tokens",
+    "weights.chart_title_norm": "each key's share of ||weight x f(x)||, the size of what it adds (norm / sum over keys)",
+    "weights.sink": (
+        "position 0 ({label}) takes {share} of the weight: an attention sink (the first position soaks up "
+        "weight and adds little). --no-sink leaves it out; --measure norm weighs each key by the size of what it adds."
+    ),
+    "weights.sink_norm": (
+        "position 0 ({label}) still takes {share} of the norm: an attention sink even by the size of what it adds. "
+        "--no-sink leaves it out."
+    ),
+    "weights.hardest_title_word": "who looks hardest at each word (the head that puts the most on it)",
+    "weights.hardest_title_token": "who looks hardest at each token (the head that puts the most on it)",
+    "weights.hardest_hint": (
+        "from the {count} rows above (no second run); position 0 and the query's own word are left out. "
+        "attnscope heads -q QUERY -k WORD ranks every head for one word."
+    ),
+    "weights.completeness": (
+        "completeness: the sum over heads and keys of weight x f(x) equals the o_proj output at the query; "
+        "max |difference| {diff} over {layers} layer(s)"
+    ),
+    "weights.note_norm": (
+        "--measure norm: a key's share of ||weight x f(x)|| in each layer and head (Kobayashi et al. 2020), "
+        "f(x) = (x W_V + b_V) W_O of that head"
+    ),
+    "weights.note_by_token_hint": "--by token shows each token",
     # == end measure norm ==
     # == figures (issue 14) ==
     "figures.model": "{model}: {layers} layers, {heads} heads, {kv} KV heads",

@@ -112,6 +112,32 @@ MESSAGES: dict[str, str] = {
     "roles.grid_title": "레이어 × 헤드. 0~1로 칠했다(진할수록 높다).",
     # == end roles ==
     # == measure norm (issue 13) ==
+    "weights.others_word": "나머지 단어 {n}개",
+    "weights.others_token": "나머지 토큰 {n}개",
+    "weights.chart_title_norm": "키마다 ‖비율 × f(x)‖의 몫. 실제로 더하는 벡터의 크기로 잰다(노름 ÷ 키 전체의 합).",
+    "weights.sink": (
+        "위치 0({label})이 비율 {share}를 가져간다. 첫 위치에 비율이 몰리는 현상, 어텐션 싱크다. "
+        "--no-sink는 위치 0을 빼고 다시 나눈다. --measure norm은 키마다 더하는 벡터의 크기로 잰다."
+    ),
+    "weights.sink_norm": (
+        "위치 0({label})이 노름으로 재도 {share}를 가져간다. 더하는 벡터의 크기로 봐도 어텐션 싱크다. "
+        "--no-sink는 위치 0을 뺀다."
+    ),
+    "weights.hardest_title_word": "단어마다 가장 많이 보는 헤드(그 단어에 준 몫이 가장 큰 헤드)",
+    "weights.hardest_title_token": "토큰마다 가장 많이 보는 헤드(그 토큰에 준 몫이 가장 큰 헤드)",
+    "weights.hardest_hint": (
+        "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q 자신의 단어는 뺐다. "
+        "attnscope heads -q Q단어 -k 키단어는 한 단어에 대해 모든 헤드의 순위를 보여 준다."
+    ),
+    "weights.completeness": (
+        "완전성 검사: 헤드와 키 전체에 걸친 비율 × f(x)의 합은 Q 위치의 o_proj 출력과 같다. "
+        "레이어 {layers}개에서 가장 큰 차이는 {diff}다."
+    ),
+    "weights.note_norm": (
+        "--measure norm: 레이어와 헤드마다 ‖비율 × f(x)‖에서 키가 차지하는 몫이다(Kobayashi 외, 2020). "
+        "f(x) = (x W_V + b_V) W_O는 그 헤드의 몫이다."
+    ),
+    "weights.note_by_token_hint": "--by token은 토큰마다 보여 준다.",
     # == end measure norm ==
     # == figures (issue 14) ==
     "figures.model": "{model}: 레이어 {layers}개, 헤드 {heads}개, K·V 헤드 {kv}개",

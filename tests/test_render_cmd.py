@@ -124,7 +124,8 @@ def _set_bar(doc, value):
 @pytest.mark.parametrize(
     "name,edit,says",
     [
-        ("weights", lambda d: _set_bar(d, 5.0), "the bar of tokens [1] is 5"),
+        ("weights", lambda d: _set_bar(d, 5.0), "is 5, but the weights give"),
+        ("weights", lambda d: d["hardest"][0].__setitem__("weight", 0.01), "who looks hardest at"),
         ("weights", lambda d: d["chart"].__setitem__("total", 5.0), "the stored sum 5"),
         ("weights-per-head", lambda d: d["per_head"][0]["bars"][0].__setitem__("weight", 0.5), "L1 H0"),
         ("heads", lambda d: d["top"][0].__setitem__("score", 0.999), "is not its row summed over the key"),

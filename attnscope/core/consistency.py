@@ -50,6 +50,14 @@ def _weights(r: WeightsResult) -> str | None:
     rows = [row for per_layer in r.weights for row in per_layer]  # L*Hsel rows of q+1 keys
     if len(r.weights) != len(r.layers) or any(len(row) != n_keys for row in rows) or not rows:
         return f"weights is not [layers][heads][{n_keys}]"
+    if r.measure == "norm":
+        normed = [row for per_layer in r.norms for row in per_layer]
+        if len(normed) != len(rows) or any(len(row) != n_keys for row in normed):
+            return f"norms is not [layers][heads][{n_keys}] like weights"
+        for a, n in zip(rows, normed, strict=True):
+            if any(x < 0 for x in n) or any(ai == 0 and ni > TOL for ai, ni in zip(a, n, strict=True)):
+                return "norms: a key with weight 0 (or a negative norm) has a norm"
+        rows = [[v / max(sum(row), 1e-30) for v in row] for row in normed]  # each key's share
     flat = [_drop_sink(row) for row in rows] if r.view.no_sink else rows
 
     def chart_problem(
@@ -79,6 +87,22 @@ def _weights(r: WeightsResult) -> str | None:
             return bad
         if _far(chart.total, sum(b.weight for b in chart.bars)):
             return f"L{chart.layer} H{chart.head}: the stored sum {chart.total:.6g} is not the sum of its bars"
+    for h in r.hardest:
+        on_key = [sum(row[t] for t in h.tokens if t < n_keys) for row in flat]
+        best = max(range(len(on_key)), key=lambda i: (on_key[i], -i))
+        layer, head = r.layers[best // len(r.heads)], r.heads[best % len(r.heads)]
+        if _far(h.weight, on_key[best]) or _far(
+            h.weight,
+            on_key[r.layers.index(h.layer) * len(r.heads) + r.heads.index(h.head)]
+            if h.layer in r.layers and h.head in r.heads
+            else -1.0,
+        ):
+            return f"who looks hardest at {h.label}: L{h.layer} H{h.head} {h.weight:.6g}, but the weights give L{layer} H{head} {on_key[best]:.6g}"
+    if r.sink_share is not None:
+        first = [row[0] for row in flat]
+        value = sum(first) / len(first) if r.view.agg == "mean" else max(first)
+        if _far(r.sink_share, value):
+            return f"sink_share {r.sink_share:.6g} is not position 0's share {value:.6g}"
     return None
 
 

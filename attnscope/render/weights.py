@@ -189,7 +189,8 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
     if r.view.no_sink:
         out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
     if r.view.by == "word":
-        out.append(t(lang, "weights.note_by_word") + "; " + t(lang, "weights.note_by_token_hint"))
+        out.append(t(lang, "weights.note_by_word"))
+        out.append(t(lang, "weights.note_by_token_hint"))
     if r.measure == "norm":
         out.append(t(lang, "weights.note_norm"))
     if len(r.layers) * len(r.heads) > 1:
@@ -214,12 +215,12 @@ def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
         for chart in r.per_head:
             title = t(lang, "common.layer_head", layer=chart.layer, head=chart.head)
             title += f" ({t(lang, 'common.kv_head', kv_head=chart.kv_head)})"
-            parts += [chart_table(chart, lang, r, title=title), Text("")]
+            parts += [Text(title), chart_table(chart, lang, r), Text("")]
     else:
         title = t(lang, chart_word)
         if len(r.layers) * len(r.heads) > 1:
             title += f" ({t(lang, f'common.{r.view.agg}')})"
-        parts.append(chart_table(r.chart, lang, r, title=title))
+        parts += [Text(title), chart_table(r.chart, lang, r)]
     for line in (sink_line(r, lang), completeness_line(r, lang)):
         if line is not None:
             parts.append(line)

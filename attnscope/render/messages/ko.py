@@ -127,7 +127,7 @@ MESSAGES: dict[str, str] = {
     "weights.hardest_title_token": "토큰마다 가장 많이 보는 헤드(그 토큰에 준 몫이 가장 큰 헤드)",
     "weights.hardest_hint": (
         "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q 자신의 단어는 뺐다. "
-        "attnscope heads -q Q단어 -k 키단어는 한 단어에 대해 모든 헤드의 순위를 보여 준다."
+        "heads 명령(-q Q단어 -k 키단어)은 한 단어에 대해 모든 헤드의 순위를 보여 준다."
     ),
     "weights.completeness": (
         "완전성 검사: 헤드와 키 전체에 걸친 비율 × f(x)의 합은 Q 위치의 o_proj 출력과 같다. "
@@ -135,7 +135,7 @@ MESSAGES: dict[str, str] = {
     ),
     "weights.note_norm": (
         "--measure norm: 레이어와 헤드마다 ‖비율 × f(x)‖에서 키가 차지하는 몫이다(Kobayashi 외, 2020). "
-        "f(x) = (x W_V + b_V) W_O는 그 헤드의 몫이다."
+        "f(x) = (x W_V + b_V) W_O이고, W_O는 그 헤드에 해당하는 열만 쓴다."
     ),
     "weights.note_by_token_hint": "--by token은 토큰마다 보여 준다.",
     # == end measure norm ==

@@ -12,7 +12,7 @@ import torch
 from attnscope.core import capture
 from attnscope.core import explain as explain_mod
 from attnscope.core.explain import explain
-from attnscope.render import render, to_text
+from attnscope.render import Ctx, render, to_text
 from attnscope.results import from_json
 
 from conftest import SEED
@@ -161,12 +161,12 @@ def test_render_shows_the_steps_in_both_languages(loaded):
     r = explain(loaded, SEED, query="그것을", layer=1, head=3)
     text = to_text(render(r), width=140)
     assert "layer 1, head 3: query '그것을'" in text
-    assert "KV head 1, shared by query heads 2..3" in text
+    assert "KV head 1, shared by query heads 2-3" in text
     assert "✓ matches the model" in text
     assert "v is not rotated: |v_proj(x) - v| = 0." in text
     row = next(line for line in text.splitlines() if line.strip().startswith("0 "))
     assert f"{r.weights[0]:.4f}" in row and f"{r.scores[0]:.2f}" in row
-    ko = to_text(render(dataclasses.replace(r, lang="ko")), width=140)
+    ko = to_text(render(r, Ctx(lang="ko")), width=140)
     assert "레이어 1, 헤드 3: 쿼리 '그것을'" in ko and "v는 회전하지 않는다" in ko
 
 

@@ -13,12 +13,15 @@ import torch
 from attnscope.core import capture, maskgrid
 from attnscope.core.mask import mask
 from attnscope.errors import AttnscopeError
-from attnscope.render import render, to_text
+from attnscope.render import Ctx, render, to_text
+from attnscope.render.mask import pad_title
 from attnscope.results import from_json
+from attnscope.results.mask import MaskKind
 
 from conftest import SEED
 
 ROOT = Path(__file__).resolve().parents[1]
+KO = Ctx(lang="ko")
 NOTE_DIR = ROOT.parent / "shared" / "seed"
 
 # The note's figure ("causal mask와 padding mask" section), copied as it is printed there.
@@ -57,7 +60,7 @@ def test_figure_is_the_notes():
 
 
 def test_default_illustration_snapshot(cli):
-    res = cli("mask")
+    res = cli("mask", "--lang", "ko")
     assert res.exit_code == 0, res.stderr
     assert _lines(res.stdout) == _lines(NOTE_FIGURE) + [""] + NOTE_LINES
 
@@ -70,11 +73,15 @@ def test_illustration_grids_by_hand():
     assert seq.causal == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
     # pad rows still see the real keys (and never a pad key): only their result is discarded
     assert seq.combined == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 1, 0, 0], [1, 1, 1, 0, 0]]
-    assert seq.title == "위치 3, 4가 빈칸일 때 (padding mask 추가)"
-    text = _lines(to_text(render(r)))
+    assert pad_title("ko", seq.padded_rows) == "위치 3, 4가 빈칸일 때 (padding mask 추가)"
+    assert pad_title("en", seq.padded_rows) == "when positions 3, 4 are pads (padding mask added)"
+    text = _lines(to_text(render(r, KO)))
     assert "3    1  1  1  1  .             3    -  -  -  -  -   빈칸 자리라 결과를 쓰지 않는다" in text
     assert "4    1  1  1  1  1             4    -  -  -  -  -" in text
-    assert text[-2:] == [maskgrid.LINE_RIGHT_KO, maskgrid.LINE_RIGHT_2_KO]
+    assert text[-2:] == [
+        "빈칸이 뒤쪽에 있으면 진짜 토큰의 행은 causal mask만으로도 빈칸을 보지 않는다.",
+        "padding mask는 빈칸 행만 바꾸고, 그 행의 결과는 쓰지 않는다.",
+    ]
 
 
 def test_left_padding_needs_the_padding_mask():
@@ -85,13 +92,13 @@ def test_left_padding_needs_the_padding_mask():
         assert seq.causal[i][:3] == [1, 1, 1]
         assert seq.combined[i][:3] == [0, 0, 0]
         assert seq.combined[i][3 : i + 1] == [1] * (i - 2)
-    assert seq.title == "위치 0~2가 빈칸일 때 (padding mask 추가)"
+    assert pad_title("ko", seq.padded_rows) == "위치 0~2가 빈칸일 때 (padding mask 추가)"
 
 
 def test_illustration_condensed():
     r = maskgrid.illustration(size=40, pad=5, max_size=8)
     assert r.shown_positions == [0, 1, 2, 3, 36, 37, 38, 39]
-    text = to_text(render(r), width=200)
+    text = to_text(render(r, KO), width=200)
     assert "…" in text and "40개 위치 중 처음 4개와 마지막 4개" in text
     assert len(r.sequences[0].combined) == 40  # JSON keeps every cell
 
@@ -124,7 +131,7 @@ def test_illustration_imports_nothing_heavy():
     # pyproject.toml keeps it out, and this test notices if it comes back.
     code = (
         "import sys\n"
-        "sys.argv = ['attnscope', 'mask', '--size', '6', '--pad', '2']\n"
+        "sys.argv = ['attnscope', 'mask', '--size', '6', '--pad', '2', '--lang', 'ko']\n"
         "from attnscope.cli import main\n"
         "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
         "bad = [m for m in ('torch', 'transformers', 'pydantic') if m in sys.modules]\n"
@@ -229,7 +236,8 @@ def test_broken_model_mask_is_reported(loaded, monkeypatch):
     assert r.agrees_with_eager is True
     assert r.sequences[1].agrees_with_model is False
     assert r.sequences[1].model_mask == maskgrid.causal(len(r.sequences[1].tokens))
-    assert "sdpa is_causal" in (r.model_mask_kind or "")
+    assert r.mask_kinds == [MaskKind(kind="none")]
+    assert "no mask (sdpa is_causal: pure causal)" in to_text(render(r), width=160)
 
 
 def test_cli_disagreement_exits_5(cli, model_dir, monkeypatch):
@@ -243,7 +251,7 @@ def test_json_round_trip(cli, model_dir):
     res = cli("mask", SEED, "사과를 샀다.", "--model", str(model_dir), "--padding-side", "right", "--json")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.mask/1"
+    assert doc["schema"] == "attnscope.mask/2"
     assert doc["agrees_with_model"] is True
     for seq in doc["sequences"]:
         assert set(seq) >= {"tokens", "attention_mask", "causal", "combined", "padded_rows", "agrees_with_model"}
@@ -261,8 +269,8 @@ def test_long_input_condensed(loaded):
     r = mask(loaded, [SEED, "hello"], padding_side="left", max_size=6)
     n = len(r.sequences[0].tokens)
     assert r.shown_positions == [0, 1, 2, n - 3, n - 2, n - 1]
-    assert any("grid condensed" in note for note in r.notes)
     text = to_text(render(r), width=100)
+    assert "grid condensed" in text
     assert "…" in text
     # a narrow console draws fewer positions and says so, instead of cutting the grid
     narrow = to_text(render(mask(loaded, [SEED, "hello"], padding_side="left")), width=50)
@@ -273,8 +281,8 @@ def test_long_input_condensed(loaded):
 def test_single_prompt_has_no_padding(loaded):
     r = mask(loaded, [SEED])
     assert r.agrees_with_model is True and r.pad_columns is None and r.pad_rows == []
-    assert "is_causal" in (r.model_mask_kind or "")
-    assert any("no sequence is padded" in note for note in r.notes)
+    assert r.mask_kinds == [MaskKind(kind="none")]
+    assert "no sequence is padded" in to_text(render(r), width=160)
 
 
 def test_bad_side_in_core(loaded):

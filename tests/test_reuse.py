@@ -12,7 +12,7 @@ from attnscope.core import capture
 from attnscope.core import reuse as reuse_mod
 from attnscope.core.reuse import reuse
 from attnscope.errors import AttnscopeError
-from attnscope.render import render, to_text
+from attnscope.render import Ctx, render, to_text
 from attnscope.results import from_json
 
 PREFIX = "민수는 사과를 샀다."
@@ -79,7 +79,7 @@ def test_boundary_warning(loaded):
     joint = loaded.tokenizer("hello world")["input_ids"]
     assert r.boundary_same == ([t.id for t in r.tokens] == joint)
     if not r.boundary_same:
-        assert any("boundary" in w for w in r.warnings)
+        assert [w.code for w in r.warnings] == ["boundary_tokens_differ"]
 
 
 def test_bad_inputs(loaded):
@@ -97,7 +97,7 @@ def test_cli_json(cli, model_dir):
     res = cli("reuse", PREFIX, SUFFIX, "--model", str(model_dir), "--json")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.reuse/1"
+    assert doc["schema"] == "attnscope.reuse/2"
     assert set(doc["per_layer"][0]) >= {"layer", "max_diff_k", "max_diff_v"}
     assert "max_diff_logits" in doc and doc["comparisons"]["ratio"] > 3
     assert from_json(doc).to_json() == doc
@@ -110,14 +110,13 @@ def test_cli_failed_check_exits_5(cli, model_dir, monkeypatch):
 
 
 def test_render(loaded):
-    import dataclasses
 
     r = reuse(loaded, PREFIX, SUFFIX)
     text = to_text(render(r), width=140)
     assert "K, V and the prefix rows are unchanged at every layer ✓" in text
     n = len(r.tokens)
     assert any(line.split()[:3] == ["prompt", str(n), str(n * (n + 1) // 2)] for line in text.splitlines())
-    ko = to_text(render(dataclasses.replace(r, lang="ko")), width=140)
+    ko = to_text(render(r, Ctx(lang="ko")), width=140)
     assert "앞 토큰의 K와 V는 뒤에 토큰이 붙어도 바뀌지 않는다" in ko
 
 

@@ -12,7 +12,7 @@ import torch
 from attnscope.core import rope as rope_mod
 from attnscope.core.rope import rope
 from attnscope.errors import AttnscopeError
-from attnscope.render import render, to_text
+from attnscope.render import Ctx, render, to_text
 from attnscope.results import from_json
 
 from conftest import SEED
@@ -98,7 +98,7 @@ def test_cli_json(cli, model_dir):
     )
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.rope/1"
+    assert doc["schema"] == "attnscope.rope/2"
     assert doc["rope_theta"] == 10000.0 and doc["head_dim"] == 8
     assert set(doc["pairs"][0]) >= {"i", "inv_freq", "wavelength"}
     assert doc["relative_check"]["deltas"] == [1, 2] and doc["relative_check"]["max_diff"] < 1e-3
@@ -116,9 +116,8 @@ def test_render(loaded):
     assert "rope_theta = 10,000 (config.rope_parameters, rope_type default); head_dim 8: 4 pairs" in text
     assert any(line.split()[:5] == ["1", "1,5", "0.1", "62.8", "1"] for line in text.splitlines())
     assert "v is not rotated" in text
-    import dataclasses
 
-    ko = to_text(render(dataclasses.replace(r, lang="ko")), width=120)
+    ko = to_text(render(r, Ctx(lang="ko")), width=120)
     assert "v는 회전하지 않는다" in ko and "짝 4개" in ko
 
 

@@ -9,7 +9,7 @@ import torch
 
 from attnscope.core import trace as trace_mod
 from attnscope.core.trace import trace
-from attnscope.render import render, to_text
+from attnscope.render import Ctx, render, to_text
 from attnscope.results import from_json
 from attnscope.results.common import ModelInfo, Token
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
@@ -30,7 +30,7 @@ def test_rows_follow_the_model(loaded):
     ids, hidden, logits = reference(loaded, SEED)
     p = len(ids) - 1
     assert r.position == p
-    assert [row.stage for row in r.rows] == ["embedding", "layer 1", "layer 2", "layer 3"]
+    assert [row.stage for row in r.rows] == ["embedding", "layer 1", "layer 2", "layer 3"]  # hidden_states index
     # The embedding row is the embedding table's row for this token id, by hand.
     table = loaded.model.model.embed_tokens.weight[int(ids[p])]
     assert r.rows[0].head_dims == pytest.approx(table[:4].tolist(), abs=1e-6)
@@ -86,15 +86,13 @@ def test_bad_inputs(loaded):
         trace(loaded, SEED, pos=99)
     with pytest.raises(AttnscopeError, match="itself"):
         trace(loaded, SEED, pos=-1, compare_pos=-1)
-    with pytest.raises(AttnscopeError, match="--lang"):
-        trace(loaded, SEED, lang="fr")
 
 
 def test_cli_json_and_roundtrip(cli, model_dir):
     res = cli("trace", SEED, "--model", str(model_dir), "--json", "--top", "2", "--dims", "3")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.trace/1"
+    assert doc["schema"] == "attnscope.trace/2"
     assert len(doc["rows"]) == 4
     row = doc["rows"][1]
     assert set(row) >= {"stage", "norm", "cos_prev", "head_dims", "top"}
@@ -118,7 +116,7 @@ def test_cli_bad_lang(cli, model_dir):
     assert res.stderr.strip().startswith("attnscope: error: --lang")
 
 
-def _hand_result(lang: str = "en") -> TraceResult:
+def _hand_result() -> TraceResult:
     tok = Token(index=1, id=7, text="는", start=2, end=3, word=0, label="는")
     top = [TopToken(token=" 그", id=5, prob=0.5)]
     rows = [
@@ -155,7 +153,6 @@ def _hand_result(lang: str = "en") -> TraceResult:
                 CompareRow(stage="layer 1", layer=1, cos=0.9, max_abs_diff=0.5),
             ],
         ),
-        lang=lang,
     )
 
 
@@ -163,16 +160,16 @@ def test_render_snapshot():
     text = to_text(render(_hand_result()), width=100)
     lines = [line.rstrip() for line in text.splitlines()]
     assert lines[0] == "trace of position 1 '는' (token id 7)"
-    assert "stage      first 2 dims       norm  cos prev  cos vs 0  logit lens top-1" in lines
-    assert "embedding  [+0.100 -0.200]    1.00         -    1.0000  ' 그' 0.50" in lines
-    assert "layer 1    [+0.300 +0.400]    2.50     0.250    0.9000  ' 그' 0.50" in lines
+    assert "stage          first 2 dims       norm  cos prev  cos vs 0  logit lens top-1" in lines
+    assert "embedding      [+0.100 -0.200]    1.00         -    1.0000  ' 그' 0.50" in lines
+    assert "after layer 0  [+0.300 +0.400]    2.50     0.250    0.9000  ' 그' 0.50" in lines
     assert any("same ✓ (max |Δlogit| 0)" in line for line in lines)
-    ko = to_text(render(_hand_result("ko")), width=100)
+    ko = to_text(render(_hand_result(), Ctx(lang="ko")), width=100)
     assert "임베딩은 토큰 ID만으로 정해진다" in ko
-    assert any(line.startswith("레이어 1 뒤  [+0.300 +0.400]") for line in ko.splitlines())
+    assert any(line.startswith("레이어 0 뒤  [+0.300 +0.400]") for line in ko.splitlines())
     narrow = to_text(render(_hand_result()), width=62)  # only the logit-lens column is cut
     assert any(
-        line.startswith("layer 1    [+0.300 +0.400]    2.50     0.250    0.9000") for line in narrow.splitlines()
+        line.startswith("after layer 0  [+0.300 +0.400]    2.50     0.250    0.9000") for line in narrow.splitlines()
     )
 
 

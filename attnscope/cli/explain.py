@@ -36,7 +36,7 @@ def explain_cmd(
 ) -> None:
     """q·k_j, ÷√d, mask, softmax and Σ w_j v_j for one query and head, compared with what the model computed."""
     text = read_prompt(prompt)
-    lang = out.ctx().lang
+    out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load(
         layer=layer, head=head, prompts=[text], find=[("--query", query.query, query.occurrence)], chat=chat
     )
@@ -50,7 +50,6 @@ def explain_cmd(
         **query.kwargs(),
         **chat.kwargs(),
         dims=dims,
-        lang=lang,
     )
     out.emit(result)
     fail_if_not_ok(result, "the hand computation does not match the model's weights or output")

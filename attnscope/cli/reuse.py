@@ -32,10 +32,10 @@ def reuse_cmd(
 ) -> None:
     """Prefix K/V alone vs inside prefix+suffix, the cache check, and T(T+1)/2 comparisons for T and 2T."""
     text = read_prompt(prefix)
-    lang = out.ctx().lang
+    out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load()
     from attnscope.core.reuse import reuse
 
-    result = reuse(loaded, text, suffix, repeat=repeat, lang=lang)
+    result = reuse(loaded, text, suffix, repeat=repeat)
     out.emit(result)
     fail_if_not_ok(result, "prefix K/V changed, or the cached run's logits differ from one full pass")

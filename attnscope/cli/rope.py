@@ -50,10 +50,10 @@ def rope_cmd(
     """rope_theta, each pair's speed and wavelength, and score(m, n) = score(m+Δ, n+Δ) on the model's q and k."""
     text = read_prompt(prompt) if prompt is not None else None
     shifts = None if deltas is None else _deltas(deltas)
-    lang = out.ctx().lang
+    out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load(layer=layer, head=head)
     from attnscope.core.rope import rope
 
-    result = rope(loaded, pos=pos, layer=layer, head=head, prompt=text, deltas=shifts, lang=lang)
+    result = rope(loaded, pos=pos, layer=layer, head=head, prompt=text, deltas=shifts)
     out.emit(result)
     fail_if_not_ok(result, "scores changed with the shift, or k/v are not what RoPE predicts")

@@ -49,7 +49,7 @@ def trace_cmd(
 ) -> None:
     """The note's layer stack for one position: embedding, then after each layer, with a logit lens."""
     text = read_prompt(prompt)
-    lang = out.ctx().lang
+    out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load()
     from attnscope.core.trace import trace
 
@@ -61,7 +61,6 @@ def trace_cmd(
         top=top,
         compare_pos=compare_pos,
         **chat.kwargs(),
-        lang=lang,
     )
     out.emit(result)
     fail_if_not_ok(result.check, "the last row's logit lens does not match the model's next-token logits")

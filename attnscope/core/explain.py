@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from attnscope.core.rope import attention_module, check_lang, cos_sin, one_index, project, rotate, tolerance
+from attnscope.core.rope import attention_module, cos_sin, one_index, project, rotate, tolerance
 from attnscope.core.tokens import check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
@@ -69,10 +69,8 @@ def explain(
     chat: bool = False,
     system: str | None = None,
     dims: int = 4,
-    lang: str = "en",
 ) -> ExplainResult:
     """Everything ``attnscope explain`` does for one prompt, layer and head."""
-    check_lang(lang)
     if dims < 1:
         raise AttnscopeError("--dims must be at least 1")
     info = loaded.info
@@ -134,7 +132,6 @@ def explain(
         _check("rows_sum_to_one", "arithmetic", abs(float(weights_all[seen].sum()) - 1.0), tol),
     ]
     ok = all(c.ok for c in checks)
-    notes: list[str] = []
     return ExplainResult(
         model=info,
         text=enc.text,
@@ -166,7 +163,5 @@ def explain(
         ok=ok,
         checks=checks,
         dims=dims,
-        lang=lang,
-        notes=notes,
         warnings=warnings,
     )

@@ -24,16 +24,15 @@ from typing import Any
 import torch
 
 from attnscope.core import capture, maskgrid
+from attnscope.core.select import one_of
 from attnscope.core.tokens import Encoded, check_length, encode
 from attnscope.core.weights import pad_batch, pad_id
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
-from attnscope.results.mask import MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
+from attnscope.results.common import ResultWarning
+from attnscope.results.mask import MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
 PAD_LABEL = "[pad]"
-LEGEND = (
-    "rows: the position being computed; columns: the position it refers to\n1 = refers, . = weight 0, - = padded row"
-)
 MAX_MISMATCHES = 50
 
 
@@ -42,7 +41,7 @@ class _StopEager(Exception):
 
 
 def padded_batch(
-    tokenizer: Any, encs: Sequence[Encoded], side: str, warnings: list[str]
+    tokenizer: Any, encs: Sequence[Encoded], side: maskgrid.Side, warnings: list[ResultWarning]
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(input_ids, attention_mask), both (batch, T), padded by the tokenizer on ``side``.
 
@@ -63,7 +62,7 @@ def padded_batch(
         if same:
             return ids, mask
     pid = pad_id(tokenizer)
-    warnings.append(f"the tokenizer did not pad this batch itself; padded with token id {pid}")
+    warnings.append(ResultWarning(code="padded_by_attnscope", value=pid))
     ids, mask, _ = pad_batch(encs, pid, side)
     return ids, mask
 
@@ -82,11 +81,12 @@ def _allowed(mask4d: torch.Tensor | None, batch: int, n: int) -> torch.Tensor:
     return m > torch.finfo(m.dtype).min / 2
 
 
-def _mask_kind(mask4d: torch.Tensor | None) -> str:
+def _mask_kind(mask4d: torch.Tensor | None) -> MaskKind:
     if mask4d is None:
-        return "no mask (sdpa is_causal: pure causal)"
-    kind = "bool" if mask4d.dtype == torch.bool else f"additive {str(mask4d.dtype).removeprefix('torch.')}"
-    return f"a {kind} mask of shape {tuple(mask4d.shape)}"
+        return MaskKind(kind="none")
+    if mask4d.dtype == torch.bool:
+        return MaskKind(kind="bool", shape=list(mask4d.shape))
+    return MaskKind(kind="additive", dtype=str(mask4d.dtype).removeprefix("torch."), shape=list(mask4d.shape))
 
 
 def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -149,13 +149,11 @@ def mask(
         raise AttnscopeError("give at least one prompt")
     maskgrid.check_max_size(max_size)
     tokenizer, model = loaded.tokenizer, loaded.model
-    side = padding_side or getattr(tokenizer, "padding_side", None) or "right"
-    if side not in maskgrid.SIDES:
-        raise AttnscopeError(f"--padding-side {side!r}: use left or right")
+    side = one_of(padding_side or getattr(tokenizer, "padding_side", None) or "right", maskgrid.SIDES, "--padding-side")
     encs = [encode(tokenizer, p, chat=chat, system=system) for p in prompts]
     for e in encs:
         check_length(len(e.ids), getattr(model.config, "max_position_embeddings", None))
-    warnings: list[str] = []
+    warnings: list[ResultWarning] = []
     ids, am = padded_batch(tokenizer, encs, side, warnings)  # (B, T)
     batch, n = ids.shape
     am_rows: list[list[int]] = [[int(v) for v in row] for row in am.tolist()]
@@ -177,7 +175,10 @@ def mask(
     if set(got.mask) != set(every):
         raise AttnscopeError(f"only layers {sorted(got.mask)} handed their mask to the attention", ExitCode.MODEL)
     model_allowed = {layer: _allowed(m, batch, n) for layer, m in got.mask.items()}  # layer -> (B, T, T)
-    kinds = {_mask_kind(m) for m in got.mask.values()}
+    kinds: list[MaskKind] = []
+    for m in got.mask.values():
+        if _mask_kind(m) not in kinds:
+            kinds.append(_mask_kind(m))
 
     # The eager reference: a second forward, eager attention, stopped inside layer 0.
     eager_raw, eager_rows = eager_probe(model, ids, am)  # (B, 1, T, T), (B, H, T, T)
@@ -199,7 +200,6 @@ def mask(
                 causal=maskgrid.causal(n),
                 combined=grids[b],
                 padded_rows=pads[b],
-                title=f"sequence {b}",
                 text=encs[b].text,
                 model_mask=_grid(model_allowed[first_bad][b]),
                 eager_mask=_grid(eager_allowed[b]),
@@ -237,7 +237,6 @@ def mask(
     # Pad columns at one real token: the last token of the most padded sequence.
     pad_columns = None
     chosen = max(range(batch), key=lambda b: (len(pads[b]), -b))
-    notes: list[str] = []
     if pads[chosen]:
         q = last_real[chosen]
         rows = torch.stack([got.rows[layer][chosen, :, 0, :] for layer in sorted(got.rows)])  # (L, H, T)
@@ -254,31 +253,19 @@ def mask(
             row_sum_max=float(rows.sum(-1).max()),
             causal_hides=min(cols) > q,
         )
-    else:
-        notes.append("no sequence is padded: give prompts of different lengths to see the padding mask at work")
-    if n > max_size:
-        head = max_size // 2
-        notes.append(
-            f"grid condensed: the first {head} and last {max_size - head} of {n} positions are drawn "
-            "(--max-size changes it; --json has every cell)"
-        )
-    if any(kind.startswith("no mask") for kind in kinds):
-        notes.append("the batch has no padding, so sdpa got no mask and used is_causal (pure causal)")
     return MaskResult(
         mode="model",
         side=side,
         sequences=sequences,
         shown_positions=maskgrid.shown_positions(n, max_size),
         max_size=max_size,
-        legend=LEGEND,
         model=loaded.info,
         chat=chat,
-        model_mask_kind="; ".join(sorted(kinds)),
+        mask_kinds=kinds,
         layers_checked=len(model_allowed),
         agrees_with_model=all(bool(s.agrees_with_model) for s in sequences),
         agrees_with_eager=all(bool(s.agrees_with_eager) for s in sequences),
         pad_rows=pad_rows,
         pad_columns=pad_columns,
-        notes=notes,
         warnings=warnings,
     )

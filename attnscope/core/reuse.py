@@ -23,11 +23,12 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
-from attnscope.core.rope import check_lang, tolerance
+from attnscope.core.rope import tolerance
 from attnscope.core.tokens import check_length, encode, readable
 from attnscope.core.trace import vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
+from attnscope.results.common import ResultWarning
 from attnscope.results.reuse import CacheCheck, Comparisons, LayerDiff, ReuseResult
 from attnscope.results.trace import TopToken
 
@@ -188,9 +189,8 @@ def comparisons(loaded: Loaded, ids: list[int], repeat: int) -> Comparisons:
     )
 
 
-def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1, lang: str = "en") -> ReuseResult:
+def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> ReuseResult:
     """Everything ``attnscope reuse`` does."""
-    check_lang(lang)
     if repeat < 1:
         raise AttnscopeError("--repeat must be at least 1")
     tokenizer = loaded.tokenizer
@@ -235,13 +235,7 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1, lang: st
         and cache.original_len_after == cache.prefix_len
         and cache.copy_len == len(ids)
     )
-    notes: list[str] = []
-    warnings = []
-    if joint != ids:
-        warnings.append(
-            "warning: tokenizing prefix+suffix as one text gives different tokens at the boundary; "
-            "this check uses the separately tokenized ids"
-        )
+    warnings = [] if joint == ids else [ResultWarning(code="boundary_tokens_differ")]
     return ReuseResult(
         model=loaded.info,
         prefix=prefix,
@@ -261,7 +255,5 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1, lang: st
         kv_ok=kv_ok,
         cache_ok=cache_ok,
         ok=kv_ok and cache_ok,
-        lang=lang,
-        notes=notes,
         warnings=warnings,
     )

@@ -31,14 +31,8 @@ from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
 from attnscope.results.rope import Pair, RelativeCheck, RopeResult, VCheck
 
-LANGS = ("en", "ko")
 DEFAULT_PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."
 DEFAULT_DELTAS = (1, 10, 100, 1000)
-
-
-def check_lang(lang: str) -> None:
-    if lang not in LANGS:
-        raise AttnscopeError(f"--lang {lang!r}: use en or ko")
 
 
 def one_index(spec: str | int, n: int, what: str) -> int:
@@ -260,10 +254,8 @@ def rope(
     head: str | int = 0,
     prompt: str | None = None,
     deltas: list[int] | None = None,
-    lang: str = "en",
 ) -> RopeResult:
     """Everything ``attnscope rope`` does."""
-    check_lang(lang)
     model = loaded.model
     config = model.config
     info = loaded.info
@@ -280,13 +272,10 @@ def rope(
     table = pairs(theta, head_dim, pos)
     rotary = getattr(capture.decoder(model), "rotary_emb", None)
     model_inv = getattr(rotary, "inv_freq", None)
-    notes: list[str] = []
     inv_diff: float | None = None
     if isinstance(model_inv, torch.Tensor):
         ours = torch.tensor([p.inv_freq for p in table], dtype=torch.float64)
         inv_diff = float(((model_inv.double().cpu() - ours).abs() / ours).max())
-    if rope_type != "default":
-        notes.append(f"rope_type {rope_type!r}: the model rescales these speeds; the formula is the default one")
     enc = encode(loaded.tokenizer, prompt if prompt is not None else DEFAULT_PROMPT)
     max_pos = getattr(config, "max_position_embeddings", None)
     check_length(len(enc.ids), max_pos)
@@ -321,6 +310,4 @@ def rope(
         v_check=vc,
         tolerance=rel_tol,
         ok=ok,
-        lang=lang,
-        notes=notes,
     )

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
-from attnscope.core.rope import check_lang, tolerance
+from attnscope.core.rope import tolerance
 from attnscope.core.tokens import _token_bytes, check_length, encode, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
@@ -148,10 +148,8 @@ def trace(
     compare_pos: int | None = None,
     chat: bool = False,
     system: str | None = None,
-    lang: str = "en",
 ) -> TraceResult:
     """Everything ``attnscope trace`` does for one prompt."""
-    check_lang(lang)
     if dims < 1:
         raise AttnscopeError("--dims must be at least 1")
     if top < 1:
@@ -160,7 +158,6 @@ def trace(
     enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
     p = query_at(enc, pos).index
-    notes: list[str] = []
     other: int | None = None
     if compare_pos is not None:
         other = query_at(enc, compare_pos).index
@@ -233,6 +230,4 @@ def trace(
         next_token=real_top,
         check=check,
         compare=compare,
-        lang=lang,
-        notes=notes,
     )

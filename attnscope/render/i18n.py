@@ -109,3 +109,9 @@ def particle(word: str, which: str) -> str:
     if with_final == "으로":
         return word + ("로" if (not final or rieul) else "으로")
     return word + (with_final if final else without)
+
+
+def section(lang: Lang, name: str) -> dict[str, str]:
+    """Every message of one view's section, keyed without the ``name.`` prefix (``m["title"]``)."""
+    prefix = name + "."
+    return {k.removeprefix(prefix): v for k, v in catalogue(lang).items() if k.startswith(prefix)}

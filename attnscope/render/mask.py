@@ -16,7 +16,9 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.text import Text
 
 from attnscope.render import Ctx, view
-from attnscope.results.mask import MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
+from attnscope.render.common import model_line, ranges, span
+from attnscope.render.i18n import Lang, particle, t
+from attnscope.results.mask import MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
 ELLIPSIS = "…"
 SIDE_BY_SIDE_MAX = 10  # positions drawn; wider illustrations are stacked
@@ -35,17 +37,6 @@ def _slots(shown: list[int]) -> list[int | None]:
 
 def _pad_to(text: str, width: int) -> str:
     return text + " " * max(0, width - cell_len(text))
-
-
-def _ranges(values: list[int]) -> str:
-    """[0, 1, 2, 5] -> '0-2, 5'."""
-    parts: list[str] = []
-    for v in values:
-        if parts and v == int(parts[-1].split("-")[-1]) + 1:
-            parts[-1] = f"{parts[-1].split('-')[0]}-{v}"
-        else:
-            parts.append(str(v))
-    return ", ".join(parts)
 
 
 def _cell_width(n: int) -> int:
@@ -98,20 +89,21 @@ def _grid(
 class _Figure:
     """The two grids side by side as the note draws them, or stacked when that is too wide."""
 
-    def __init__(self, r: MaskResult) -> None:
-        self.r = r
+    def __init__(self, r: MaskResult, lang: Lang) -> None:
+        self.r, self.lang = r, lang
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        r = self.r
+        r, lang = self.r, self.lang
         seq = r.sequences[0]
+        causal_title, title = t(lang, "mask.causal_title"), pad_title(lang, seq.padded_rows)
         slots = _slots(r.shown_positions)
         cw = lw = _cell_width(len(seq.tokens))
         left = [_header(slots, lw, cw)] + _grid(seq.causal, slots, seq.tokens, lw, cw, set(), "")
         right = [_header(slots, lw, cw)] + _grid(
-            seq.combined, slots, seq.tokens, lw, cw, set(seq.padded_rows), r.pad_remark
+            seq.combined, slots, seq.tokens, lw, cw, set(seq.padded_rows), t(lang, "mask.pad_remark")
         )
         width = lw + cw * len(slots) + GAP
-        lines = [Text(_pad_to(r.causal_title, width) + seq.title, no_wrap=True)]
+        lines = [Text(_pad_to(causal_title, width) + title, no_wrap=True)]
         for a, b in zip(left, right, strict=True):
             line = a.copy()
             line.append(" " * (width - cell_len(a.plain)))
@@ -120,25 +112,60 @@ class _Figure:
         if len(slots) <= SIDE_BY_SIDE_MAX and max(cell_len(x.plain) for x in lines) <= options.max_width:
             yield from lines
             return
-        yield from [Text(r.causal_title, no_wrap=True), *left, Text(""), Text(seq.title, no_wrap=True), *right]
+        yield from [Text(causal_title, no_wrap=True), *left, Text(""), Text(title, no_wrap=True), *right]
 
 
-def _illustration(r: MaskResult) -> list[RenderableType]:
-    parts: list[RenderableType] = [Text(r.legend, no_wrap=True), Text(""), _Figure(r), Text("")]
-    return parts + [Text(note) for note in r.notes]
+def pad_title(lang: Lang, pads: list[int]) -> str:
+    """The heading of the combined grid, as the note writes it: 위치 0이 빈칸일 때 (padding mask 추가)."""
+    if not pads:
+        return t(lang, "mask.pad_title_none")
+    if len(pads) == 1:
+        where = str(pads[0])
+    elif len(pads) == 2:
+        where = f"{pads[0]}, {pads[1]}"
+    else:
+        where = span(lang, pads[0], pads[-1])
+    key = "mask.pad_title_one" if len(pads) == 1 else "mask.pad_title_many"
+    return t(lang, key, where=particle(where, "이") if lang == "ko" else where)
 
 
-def _agreement(flag: bool | None) -> Text:
+def closing_lines(lang: Lang, side: str, pads: int) -> list[str]:
+    """The note's lines under the figure: what each mask depends on, and why left padding needs both."""
+    keys = ["mask.line_causal", "mask.line_padding"]
+    if pads == 0:
+        keys.append("mask.line_none")
+    elif side == "left":
+        keys.append("mask.line_left")
+    else:
+        keys += ["mask.line_right", "mask.line_right_2"]
+    return [t(lang, key) for key in keys]
+
+
+def condensed(lang: Lang, n: int, max_size: int) -> list[str]:
+    head = max_size // 2
+    return [t(lang, "mask.condensed", n=n, head=head, tail=max_size - head)] if n > max_size else []
+
+
+def _illustration(r: MaskResult, lang: Lang) -> list[RenderableType]:
+    parts: list[RenderableType] = [Text(t(lang, "mask.legend"), no_wrap=True), Text(""), _Figure(r, lang), Text("")]
+    seq = r.sequences[0]
+    notes = closing_lines(lang, r.side, len(seq.padded_rows)) + condensed(lang, len(seq.tokens), r.max_size)
+    return parts + [Text(note) for note in notes]
+
+
+def _agreement(flag: bool | None, lang: Lang) -> Text:
     if flag is None:
-        return Text("not checked", style="dim")
-    return Text("agrees", style="bold green") if flag else Text("DISAGREES", style="bold red")
+        return Text(t(lang, "mask.not_checked"), style="dim")
+    if flag:
+        return Text(t(lang, "mask.agrees"), style="bold green")
+    return Text(t(lang, "mask.disagrees"), style="bold red")
 
 
 class _FitGrid:
     """A labelled grid that draws fewer positions when the console is too narrow for them."""
 
-    def __init__(self, r: MaskResult, seq: MaskSequence, label_width: int, labels: list[str]) -> None:
-        self.r, self.seq, self.lw, self.labels = r, seq, label_width, labels
+    def __init__(self, r: MaskResult, seq: MaskSequence, label_width: int, labels: list[str], lang: Lang) -> None:
+        self.r, self.seq, self.lw, self.labels, self.lang = r, seq, label_width, labels, lang
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         n = len(self.seq.tokens)
@@ -162,109 +189,144 @@ class _FitGrid:
             self.lw,
             cw,
             set(self.seq.padded_rows),
-            self.r.pad_remark,
+            t(self.lang, "mask.pad_remark"),
             self.seq.attention_mask,
         )
         pads = self.seq.padded_rows
         if pads:
-            yield Text(f"padded rows {_ranges(pads)}: drawn as -, their result is not used", style="dim")
+            yield Text(t(self.lang, "mask.padded_rows", rows=ranges(self.lang, pads)), style="dim")
         if narrowed:
-            yield Text(f"(narrowed to {len(shown)} of {n} positions to fit {options.max_width} columns)", style="dim")
+            yield Text(t(self.lang, "mask.narrowed", shown=len(shown), n=n, width=options.max_width), style="dim")
 
 
-def _sequence(r: MaskResult, b: int, seq: MaskSequence) -> list[RenderableType]:
+def _sequence(r: MaskResult, b: int, seq: MaskSequence, lang: Lang) -> list[RenderableType]:
     n = len(seq.tokens)
     iw = len(str(n - 1))
-    labels = [f"{i:>{iw}} {t}" for i, t in enumerate(seq.tokens)]
+    labels = [f"{i:>{iw}} {tok}" for i, tok in enumerate(seq.tokens)]
     lw = max(cell_len(x) for x in labels + ["attention_mask"]) + 1
     pads = seq.padded_rows
     real = n - len(pads)
-    where = f"{real} tokens + {len(pads)} pads on the {r.side}" if pads else f"{real} tokens, no padding"
-    head = Text(f"sequence {b}", style="bold")
+    side = t(lang, f"mask.side.{r.side}")
+    where = (
+        t(lang, "mask.with_pads", real=real, pads=len(pads), side=side) if pads else t(lang, "mask.no_pads", real=real)
+    )
+    head = Text(t(lang, "mask.sequence", b=b), style="bold")
     head.append(f"  {seq.text!r}" if seq.text else "")
     head.append(f"  ({where})", style="dim")
-    parts: list[RenderableType] = [head, _FitGrid(r, seq, lw, labels)]
-    check = Text("  model's mask, read inside the forward: ", style="dim")
-    check.append_text(_agreement(seq.agrees_with_model))
+    parts: list[RenderableType] = [head, _FitGrid(r, seq, lw, labels, lang)]
+    check = Text(t(lang, "mask.model_check"), style="dim")
+    check.append_text(_agreement(seq.agrees_with_model, lang))
     if seq.mismatches:
         cells = ", ".join(f"({q},{k})" for q, k in seq.mismatches[:8])
-        more = f" and {len(seq.mismatches) - 8} more" if len(seq.mismatches) > 8 else ""
-        check.append(f" at [query_pos, key_pos] {cells}{more}", style="red")
-    eager = Text("  eager mask, read inside an eager forward: ", style="dim")
-    eager.append_text(_agreement(seq.agrees_with_eager))
+        more = t(lang, "mask.mismatch_more", n=len(seq.mismatches) - 8) if len(seq.mismatches) > 8 else ""
+        check.append(t(lang, "mask.mismatch", cells=cells) + more, style="red")
+    eager = Text(t(lang, "mask.eager_check"), style="dim")
+    eager.append_text(_agreement(seq.agrees_with_eager, lang))
     return [*parts, check, eager, Text("")]
 
 
-def _pad_row(p: PadRowCheck) -> Text:
-    line = Text(f"  sequence {p.sequence}, row {p.query_pos}: ", style="")
+def _pad_row(p: PadRowCheck, lang: Lang) -> Text:
+    line = Text(t(lang, "mask.pad_row", b=p.sequence, row=p.query_pos))
     if p.allowed_keys == 0:
         line.append(
-            f"every key is masked. eager spreads it over all {p.n_keys} keys "
-            f"(each {p.eager_min:.4f}..{p.eager_max:.4f}, sum {p.eager_sum_max:.4f}); "
-            f"sdpa and attnscope's capture give 0 (max {p.capture_max:g}, sum {p.capture_sum_max:g})."
+            t(
+                lang,
+                "mask.pad_row_all_masked",
+                n=p.n_keys,
+                lo=f"{p.eager_min:.4f}",
+                hi=f"{p.eager_max:.4f}",
+                total=f"{p.eager_sum_max:.4f}",
+                cmax=f"{p.capture_max:g}",
+                csum=f"{p.capture_sum_max:g}",
+            )
         )
     else:
         line.append(
-            f"the mask leaves it {p.allowed_keys} real key(s); eager and sdpa both softmax over them "
-            f"(sums {p.capture_sum_min:.4f}..{p.capture_sum_max:.4f}, eager vs sdpa max diff {p.eager_vs_capture:.1e})."
+            t(
+                lang,
+                "mask.pad_row_some_keys",
+                k=p.allowed_keys,
+                lo=f"{p.capture_sum_min:.4f}",
+                hi=f"{p.capture_sum_max:.4f}",
+                diff=f"{p.eager_vs_capture:.1e}",
+            )
         )
-    line.append(" Its result is not used.", style="dim")
+    line.append(t(lang, "mask.pad_row_unused"), style="dim")
     return line
 
 
-def _pad_columns(p: PadColumnCheck) -> list[Text]:
+def _pad_columns(p: PadColumnCheck, lang: Lang) -> list[Text]:
     cols = ", ".join(str(c) for c in p.pad_columns[:12]) + (" ..." if len(p.pad_columns) > 12 else "")
-    line = Text(f"  sequence {p.sequence}, position {p.query_pos} '{p.label}': weights on pad columns [{cols}] ")
-    line.append(f"over {p.layers} layers x {p.heads} heads: max ")
+    line = Text(
+        t(
+            lang,
+            "mask.pad_columns",
+            b=p.sequence,
+            q=p.query_pos,
+            label=p.label,
+            cols=cols,
+            layers=p.layers,
+            heads=p.heads,
+        )
+    )
     exact = p.max_weight == 0.0
-    line.append("0 (exactly)" if exact else f"{p.max_weight:.3e}", style="bold green" if exact else "bold red")
-    line.append(f"; rows sum to {p.row_sum_min:.6f}..{p.row_sum_max:.6f}")
+    shown = t(lang, "mask.exactly_zero") if exact else f"{p.max_weight:.3e}"
+    line.append(shown, style="bold green" if exact else "bold red")
+    line.append(t(lang, "mask.rows_sum", lo=f"{p.row_sum_min:.6f}", hi=f"{p.row_sum_max:.6f}"))
     out = [line]
     if p.causal_hides:
-        out.append(
-            Text("  (the pads come after this position, so the causal mask alone already hides them)", style="dim")
-        )
+        out.append(Text(t(lang, "mask.causal_hides"), style="dim"))
     return out
 
 
-def _model(r: MaskResult) -> list[RenderableType]:
+def kind_text(lang: Lang, k: MaskKind) -> str:
+    shape = "(" + ", ".join(str(d) for d in k.shape) + ")"
+    if k.kind == "none":
+        return t(lang, "mask.kind.none")
+    if k.kind == "bool":
+        return t(lang, "mask.kind.bool", shape=shape)
+    return t(lang, "mask.kind.additive", dtype=k.dtype, shape=shape)
+
+
+def _model(r: MaskResult, lang: Lang) -> list[RenderableType]:
     parts: list[RenderableType] = []
     n_seq = len(r.sequences)
     width = len(r.sequences[0].tokens) if r.sequences else 0
-    intro = Text(f"{n_seq} sequence(s) in one batch, padded on the {r.side} to {width} positions", style="bold")
-    parts.append(intro)
+    side = t(lang, f"mask.side.{r.side}")
+    parts.append(Text(t(lang, "mask.batch", n=n_seq, side=side, width=width), style="bold"))
     if r.model is not None:
-        m = r.model
-        parts.append(
-            Text(
-                f"model {m.id}  {m.num_hidden_layers} layers, {m.num_attention_heads} heads / "
-                f"{m.num_key_value_heads} KV heads, {m.dtype} on {m.device}" + ("  (chat template)" if r.chat else ""),
-                style="dim",
-            )
-        )
-    parts += [Text(r.legend, style="dim"), Text("")]
+        line = model_line(lang, r.model)
+        if r.chat:
+            line.append(t(lang, "mask.chat"))
+        parts.append(line)
+    parts += [Text(t(lang, "mask.legend_model"), style="dim"), Text("")]
     for b, seq in enumerate(r.sequences):
-        parts += _sequence(r, b, seq)
-    summary = Text("grid vs the model's own mask: ")
-    summary.append_text(_agreement(r.agrees_with_model))
-    summary.append(f"  ({r.layers_checked} layer(s) checked; the attention received {r.model_mask_kind})", style="dim")
+        parts += _sequence(r, b, seq, lang)
+    summary = Text(t(lang, "mask.grid_vs_model"))
+    summary.append_text(_agreement(r.agrees_with_model, lang))
+    kinds = "; ".join(kind_text(lang, k) for k in r.mask_kinds)
+    summary.append(t(lang, "mask.checked", layers=r.layers_checked, kind=kinds), style="dim")
     parts.append(summary)
-    eager = Text("grid vs transformers' eager mask: ")
-    eager.append_text(_agreement(r.agrees_with_eager))
+    eager = Text(t(lang, "mask.grid_vs_eager"))
+    eager.append_text(_agreement(r.agrees_with_eager, lang))
     parts.append(eager)
     if r.pad_rows:
-        parts += [Text(""), Text("padded query rows", style="bold")]
-        parts += [_pad_row(p) for p in r.pad_rows]
+        parts += [Text(""), Text(t(lang, "mask.pad_rows_title"), style="bold")]
+        parts += [_pad_row(p, lang) for p in r.pad_rows]
     if r.pad_columns is not None:
-        parts += [Text(""), Text("pad columns at a real token (captured rows)", style="bold")]
-        parts += _pad_columns(r.pad_columns)
-    if r.notes:
+        parts += [Text(""), Text(t(lang, "mask.pad_columns_title"), style="bold")]
+        parts += _pad_columns(r.pad_columns, lang)
+    notes = [] if r.pad_columns is not None else [t(lang, "mask.note_no_pads")]
+    notes += condensed(lang, width, r.max_size)
+    if any(k.kind == "none" for k in r.mask_kinds):
+        notes.append(t(lang, "mask.note_is_causal"))
+    if notes:
         parts.append(Text(""))
-        parts += [Text(note, style="dim") for note in r.notes]
+        parts += [Text(note, style="dim") for note in notes]
     return parts
 
 
 @view.register
 def render(r: MaskResult, ctx: Ctx) -> RenderableType:
-    parts = _illustration(r) if r.mode == "illustration" else _model(r)
+    parts = _illustration(r, ctx.lang) if r.mode == "illustration" else _model(r, ctx.lang)
     return Group(*parts)

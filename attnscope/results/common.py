@@ -70,6 +70,7 @@ WarningCode = Literal[
     "ambiguous_key",  # the same for heads --key (--key-occurrence)
     "sink_key_excluded",  # heads --no-sink: the key span holds position 0, which adds nothing
     "padded_by_attnscope",  # mask: the tokenizer did not pad the batch; padded with token id ``value``
+    "boundary_tokens_differ",  # reuse: prefix+suffix tokenized as one text differs at the boundary
 ]
 
 

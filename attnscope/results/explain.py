@@ -88,6 +88,4 @@ class ExplainResult(Result):
     ok: bool
     checks: list[Check] = field(default_factory=list)
     dims: int = 4  # how many dims the view shows
-    lang: str = "en"
-    notes: list[str] = field(default_factory=list)
     warnings: list[ResultWarning] = field(default_factory=list)

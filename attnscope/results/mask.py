@@ -10,9 +10,10 @@ This module holds data only; it computes nothing and never prints.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo
+from attnscope.results.common import ModelInfo, ResultWarning
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,6 @@ class MaskSequence:
     causal: list[list[int]]  # j <= i
     combined: list[list[int]]  # causal AND attention_mask[key_pos]: the grid this command draws
     padded_rows: list[int]  # query positions that are padding
-    title: str = ""  # heading of the combined grid
     text: str = ""  # the prompt (real mode), as the model reads it
     model_mask: list[list[int]] | None = None  # read inside the model's forward (None there = sdpa's is_causal)
     eager_mask: list[list[int]] | None = None  # read inside an eager forward of layer 0
@@ -68,24 +68,29 @@ class PadColumnCheck:
 
 
 @dataclass(frozen=True)
-class MaskResult(Result):
-    SCHEMA = "attnscope.mask/1"
+class MaskKind:
+    """How the 4D mask reached the attention: none (sdpa's is_causal path), bool, or additive float."""
 
-    mode: str  # "illustration" | "model"
-    side: str  # where the pads are: "left" | "right"
+    kind: Literal["none", "bool", "additive"]
+    dtype: str | None = None  # additive: its float dtype
+    shape: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MaskResult(Result):
+    SCHEMA = "attnscope.mask/2"
+
+    mode: Literal["illustration", "model"]
+    side: Literal["left", "right"]  # where the pads are
     sequences: list[MaskSequence]
     shown_positions: list[int]  # positions the view draws; a jump between two entries is drawn as an ellipsis
     max_size: int
-    legend: str
-    causal_title: str = ""
-    pad_remark: str = ""  # printed beside the first padded row
     model: ModelInfo | None = None
     chat: bool = False
-    model_mask_kind: str | None = None  # "bool" | "float" | "none (sdpa is_causal)" as the attention received it
+    mask_kinds: list[MaskKind] = field(default_factory=list)  # every distinct mask the layers' attention received
     layers_checked: int = 0
     agrees_with_model: bool | None = None  # every sequence agrees
     agrees_with_eager: bool | None = None
     pad_rows: list[PadRowCheck] = field(default_factory=list)
     pad_columns: PadColumnCheck | None = None
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

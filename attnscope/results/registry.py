@@ -7,6 +7,7 @@ reference read this table. This module computes nothing.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -74,10 +75,33 @@ def _matrix_1(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "by": asked, "schema": MatrixResult.SCHEMA}
 
 
+def _mask_kinds_1(text: str) -> list[dict[str, Any]]:
+    kinds: list[dict[str, Any]] = []
+    for part in text.split("; ") if text else []:
+        shape = [int(d) for d in re.findall(r"\d+", part.rsplit("shape", 1)[-1])] if "shape" in part else []
+        if part.startswith("no mask"):
+            kinds.append({"kind": "none", "dtype": None, "shape": []})
+        elif "bool" in part:
+            kinds.append({"kind": "bool", "dtype": None, "shape": shape})
+        else:
+            dtype = re.search(r"additive (\w+)", part)
+            kinds.append({"kind": "additive", "dtype": dtype.group(1) if dtype else None, "shape": shape})
+    return kinds
+
+
+def _mask_1(doc: dict[str, Any]) -> dict[str, Any]:
+    kinds = _mask_kinds_1(doc.get("model_mask_kind") or "")
+    dropped = ("legend", "causal_title", "pad_remark", "notes", "warnings", "model_mask_kind")
+    doc = {k: v for k, v in doc.items() if k not in dropped}
+    doc["sequences"] = [{k: v for k, v in seq.items() if k != "title"} for seq in doc.get("sequences", [])]
+    return {**doc, "mask_kinds": kinds, "schema": MaskResult.SCHEMA}
+
+
 _UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "attnscope.weights/1": _weights_1,
     "attnscope.heads/1": _heads_1,
     "attnscope.matrix/1": _matrix_1,
+    "attnscope.mask/1": _mask_1,
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo, Token
+from attnscope.results.common import ModelInfo, ResultWarning, Token
 from attnscope.results.trace import TopToken
 
 
@@ -69,7 +69,7 @@ class Comparisons:
 
 @dataclass(frozen=True)
 class ReuseResult(Result):
-    SCHEMA = "attnscope.reuse/1"
+    SCHEMA = "attnscope.reuse/2"
 
     model: ModelInfo
     prefix: str
@@ -89,6 +89,4 @@ class ReuseResult(Result):
     kv_ok: bool  # prefix K, V and rows unchanged, no weight on suffix keys
     cache_ok: bool  # cached and full pass give the same next-token logits; the original cache untouched
     ok: bool
-    lang: str = "en"
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo, Token
+from attnscope.results.common import ModelInfo, ResultWarning, Token
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class VCheck:
 
 @dataclass(frozen=True)
 class RopeResult(Result):
-    SCHEMA = "attnscope.rope/1"
+    SCHEMA = "attnscope.rope/2"
 
     model: ModelInfo
     rope_theta: float
@@ -74,6 +74,4 @@ class RopeResult(Result):
     v_check: VCheck
     tolerance: float  # the bar relative_check.max_diff is held to
     ok: bool
-    lang: str = "en"
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo, Token
+from attnscope.results.common import ModelInfo, ResultWarning, Token
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class NextCheck:
 
 @dataclass(frozen=True)
 class TraceResult(Result):
-    SCHEMA = "attnscope.trace/1"
+    SCHEMA = "attnscope.trace/2"
 
     model: ModelInfo
     text: str
@@ -87,6 +87,4 @@ class TraceResult(Result):
     next_token: TopToken
     check: NextCheck
     compare: Compare | None = None
-    lang: str = "en"
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[ResultWarning] = field(default_factory=list)

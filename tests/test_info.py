@@ -139,7 +139,7 @@ def test_cli_json_and_view(cli, model_dir):
     res = cli("info", "--model", str(model_dir), "--json")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.info/1"
+    assert doc["schema"] == "attnscope.info/2"
     for key in (
         "num_hidden_layers",
         "num_attention_heads",

@@ -28,10 +28,53 @@ CASES = [
     ["matrix", SEED, "--layer", "0", "--head", "0"],
     ["matrix", SEED, "--layer", "-1", "--head", "1", "--by", "word"],
     ["matrix", SEED, "--layer", "1", "--head", "3", "--window", "4:12"],
+    ["mask"],
+    ["mask", "--size", "6", "--pad", "2", "--side", "right"],
+    ["mask", "--size", "40", "--pad", "0", "--max-size", "8"],
+    ["mask", SEED, "그는 그것을 먹었다.", "--padding-side", "left"],
+    ["mask", SEED],
+    ["info"],
+    ["trace", SEED],
+    ["trace", SEED, "--pos", "3"],
+    ["explain", SEED, "--layer", "0", "--head", "0", "-q", "그것을"],
+    ["rope"],
+    ["rope", "--prompt", SEED, "--layer", "1", "--head", "2", "--pos", "3"],
+    ["reuse", SEED, " 그리고"],
 ]
 
 # Names the note itself writes in Latin letters, and options with their values: labels, not sentences.
-KEPT = ("Hugging Face", "softmax", "head_dim", "lm_head", "hidden_states", "float32", "bfloat16", "float16", "CPU")
+KEPT = (
+    "Hugging Face",
+    "softmax",
+    "cos",
+    "head_dim",
+    "lm_head",
+    "hidden_states",
+    "float32",
+    "bfloat16",
+    "float16",
+    "CPU",
+    "causal mask",
+    "padding mask",
+    "attention_mask",
+    "final norm",
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "rotary_emb",
+    "inv_freq",
+    "rope_theta",
+    "rope_type",
+    "config.rope_parameters",
+    "rope_parameters",
+    "sdpa is_causal",
+    "is_causal",
+    "transformers eager",
+    "attnscope: sdpa",
+    "token_embd.weight",
+    "output.weight",
+)
 OPTION = re.compile(r"--[a-z][a-z-]*(?: (?:token|word|mean|max|last|\d+:\d+))?")
 ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}\b(?:[\s,;:()'/.-]+\b[A-Za-z]{2,}\b)+")
 HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
@@ -66,9 +109,11 @@ def _strip(text: str, labels: list[str]) -> str:
 
 
 def _run(cli: Any, model_dir: Path, args: list[str], lang: str) -> tuple[str, list[str]]:
-    doc = cli(*args, "--model", str(model_dir), "--json")
+    if args[0] == "mask" and len(args) > 1 and not args[1].startswith("-") or args[0] != "mask":
+        args = [*args, "--model", str(model_dir)]
+    doc = cli(*args, "--json")
     assert doc.exit_code == 0, doc.stderr
-    res = cli(*args, "--model", str(model_dir), "--lang", lang, "--width", "200")
+    res = cli(*args, "--lang", lang, "--width", "200")
     assert res.exit_code == 0, res.stderr
     assert res.stdout.strip()
     return res.stdout + res.stderr, _labels(json.loads(doc.stdout))

@@ -14,13 +14,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal, cast
 
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.ggufheader import read_gguf_header
-from attnscope.results.info import InfoResult, KVGroup
-
-ATTN_IMPLEMENTATION = "attnscope: sdpa + exact fp32 rows"
+from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult, KVGroup
 
 
 def gqa_groups(num_attention_heads: int, num_key_value_heads: int) -> list[KVGroup]:
@@ -65,15 +63,16 @@ def info_from_gguf(path: Path) -> InfoResult:
         embd = header.tensors.get("token_embd.weight")
         vocab = max(embd) if embd else 0
     params = sum(_numel(s) for s in header.tensors.values())
-    notes = []
     tied: bool | None = "output.weight" not in header.tensors
+    separate = None
     if not tied and "token_embd.weight" in header.tensors:
-        out = _numel(header.tensors["output.weight"])
-        notes.append(f"the count includes output.weight ({out:,}), stored apart from token_embd.weight in this file")
+        separate = _numel(header.tensors["output.weight"])
     return InfoResult(
         model=str(path),
         source="gguf",
-        read_from=f"{path.name} (GGUF header: {len(meta)} metadata keys, {len(header.tensors)} tensors)",
+        read_from=path.name,
+        gguf_metadata_keys=len(meta),
+        gguf_tensors=len(header.tensors),
         model_type=arch,
         num_hidden_layers=layers,
         num_attention_heads=heads,
@@ -86,11 +85,11 @@ def info_from_gguf(path: Path) -> InfoResult:
         max_position_embeddings=meta.get(f"{arch}.context_length"),
         vocab_size=int(vocab),
         num_parameters=params,
-        num_parameters_from=f"the shapes of the {len(header.tensors)} tensors in the file",
+        num_parameters_from="gguf_tensors",
+        separate_output_weight=separate,
         tie_word_embeddings=tied,
         attn_implementation=ATTN_IMPLEMENTATION,
         chat_template=isinstance(meta.get("tokenizer.chat_template"), str),
-        notes=notes,
     )
 
 
@@ -208,7 +207,7 @@ def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
     return full
 
 
-def info_from_config(spec: str, kind: str, revision: str | None = None) -> InfoResult:
+def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | None = None) -> InfoResult:
     from attnscope.loading import SUPPORTED_MODEL_TYPES
 
     doc = _config_doc(spec, kind, revision)
@@ -229,15 +228,12 @@ def info_from_config(spec: str, kind: str, revision: str | None = None) -> InfoR
     theta = rope.get("rope_theta") if isinstance(rope, dict) else None
     if theta is None:
         theta = text.get("rope_theta")
-    notes: list[str] = []
+    error = None
     try:
         params: int | None = count_parameters(doc)
-        params_from = "the config's shapes (no weights loaded)"
     except Exception as exc:  # an architecture transformers cannot build
-        params, params_from = None, f"not computed ({type(exc).__name__})"
+        params, error = None, type(exc).__name__
     template = _has_chat_template(spec, kind, revision)
-    if template is None:
-        notes.append("the tokenizer files could not be read, so the chat template is reported as absent")
     tied = doc.get("tie_word_embeddings")
     return InfoResult(
         model=spec,
@@ -255,11 +251,12 @@ def info_from_config(spec: str, kind: str, revision: str | None = None) -> InfoR
         max_position_embeddings=text.get("max_position_embeddings"),
         vocab_size=int(text["vocab_size"]),
         num_parameters=params,
-        num_parameters_from=params_from,
+        num_parameters_from="none" if params is None else "config",
+        num_parameters_error=error,
         tie_word_embeddings=tied if isinstance(tied, bool) else None,
         attn_implementation=ATTN_IMPLEMENTATION,
         chat_template=bool(template),
-        notes=notes,
+        tokenizer_unread=template is None,
     )
 
 
@@ -270,4 +267,4 @@ def info(model: str | None, revision: str | None = None) -> InfoResult:
     spec, kind = resolve(model)
     if kind == "gguf":
         return info_from_gguf(Path(spec))
-    return info_from_config(spec, kind, revision)
+    return info_from_config(spec, cast(Literal["hub", "folder"], kind), revision)

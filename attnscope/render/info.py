@@ -7,7 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, view
-from attnscope.results.info import InfoResult
+from attnscope.render.i18n import t
+from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult
 
 
 def _num(value: int | float | None) -> str:
@@ -20,43 +21,54 @@ def _num(value: int | float | None) -> str:
 
 @view.register
 def render(r: InfoResult, ctx: Ctx) -> RenderableType:
+    lang = ctx.lang
     head = Text()
     head.append(r.model, style="bold")
-    head.append(f"\n{r.model_type}, read from {r.read_from}; no weights loaded", style="dim")
+    read_from = r.read_from
+    if r.gguf_metadata_keys is not None and r.gguf_tensors is not None:
+        read_from += t(lang, "info.gguf_header", keys=r.gguf_metadata_keys, tensors=r.gguf_tensors)
+    head.append("\n" + t(lang, "info.read_from", model_type=r.model_type, file=read_from), style="dim")
     table = Table(box=None, pad_edge=False, padding=(0, 2), show_header=False)
     table.add_column("name", style="dim", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("what it is", style="dim")
     groups = r.num_attention_heads // max(1, r.num_key_value_heads)
+    params_from = t(lang, f"info.params.{r.num_parameters_from}", tensors=r.gguf_tensors, error=r.num_parameters_error)
     rows = [
-        ("num_hidden_layers", _num(r.num_hidden_layers), "layers stacked"),
-        ("num_attention_heads", _num(r.num_attention_heads), "query heads per layer"),
-        ("num_key_value_heads", _num(r.num_key_value_heads), f"K/V heads per layer ({groups} query heads share each)"),
-        ("head_dim", _num(r.head_dim), "size of one head's q/k/v"),
-        ("hidden_size", _num(r.hidden_size), "size of a position's vector"),
-        ("intermediate_size", _num(r.intermediate_size), "MLP width"),
-        ("rope_theta", _num(r.rope_theta), "RoPE base (rotation speeds)"),
-        ("max_position_embeddings", _num(r.max_position_embeddings), "longest input allowed"),
-        ("vocab_size", _num(r.vocab_size), "rows of the embedding table"),
-        ("num_parameters", _num(r.num_parameters), f"from {r.num_parameters_from}"),
+        ("num_hidden_layers", _num(r.num_hidden_layers), t(lang, "info.num_hidden_layers")),
+        ("num_attention_heads", _num(r.num_attention_heads), t(lang, "info.num_attention_heads")),
+        ("num_key_value_heads", _num(r.num_key_value_heads), t(lang, "info.num_key_value_heads", groups=groups)),
+        ("head_dim", _num(r.head_dim), t(lang, "info.head_dim")),
+        ("hidden_size", _num(r.hidden_size), t(lang, "info.hidden_size")),
+        ("intermediate_size", _num(r.intermediate_size), t(lang, "info.intermediate_size")),
+        ("rope_theta", _num(r.rope_theta), t(lang, "info.rope_theta")),
+        ("max_position_embeddings", _num(r.max_position_embeddings), t(lang, "info.max_position_embeddings")),
+        ("vocab_size", _num(r.vocab_size), t(lang, "info.vocab_size")),
+        ("num_parameters", _num(r.num_parameters), params_from),
         (
             "tie_word_embeddings",
             "-" if r.tie_word_embeddings is None else str(r.tie_word_embeddings).lower(),
-            "output shares the embedding",
+            t(lang, "info.tie_word_embeddings"),
         ),
-        ("chat_template", "yes" if r.chat_template else "no", "tokenizer has one (--chat)"),
+        ("chat_template", t(lang, "info.yes" if r.chat_template else "info.no"), t(lang, "info.chat_template")),
     ]
     for name, value, what in rows:
         table.add_row(name, value, what)
     gqa = Table(box=None, pad_edge=False, padding=(0, 2), show_header=True, header_style="dim")
-    gqa.add_column("KV head", justify="right", no_wrap=True)
-    gqa.add_column("query heads that share it")
+    gqa.add_column(t(lang, "info.kv_head"), justify="right", no_wrap=True)
+    gqa.add_column(t(lang, "info.shared_by"))
     for g in r.gqa_groups:
         gqa.add_row(str(g.kv_head), ", ".join(str(h) for h in g.heads))
-    attention = Text("attention  ", style="dim")
-    attention.append(r.attn_implementation)
+    attention = Text(t(lang, "info.attention"), style="dim")
+    ours = r.attn_implementation == ATTN_IMPLEMENTATION
+    attention.append(t(lang, "info.attn_attnscope") if ours else r.attn_implementation)
     parts: list[RenderableType] = [head, Text(""), table, attention, Text("")]
-    parts += [Text("GQA grouping: which query heads share each KV head", style="bold"), gqa]
-    for note in r.notes:
+    parts += [Text(t(lang, "info.gqa_title"), style="bold"), gqa]
+    notes = []
+    if r.separate_output_weight is not None:
+        notes.append(t(lang, "info.note_output_weight", n=f"{r.separate_output_weight:,}"))
+    if r.tokenizer_unread:
+        notes.append(t(lang, "info.note_tokenizer_unread"))
+    for note in notes:
         parts.append(Text(note, style="dim"))
     return Group(*parts)

@@ -6,8 +6,12 @@ Keys use the Hugging Face config names. Nothing here reads files or prints.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from attnscope.results import Result
+from attnscope.results.common import ResultWarning
+
+ATTN_IMPLEMENTATION = "attnscope: sdpa + exact fp32 rows"  # the attention every command runs (the capture)
 
 
 @dataclass(frozen=True)
@@ -20,11 +24,11 @@ class KVGroup:
 
 @dataclass(frozen=True)
 class InfoResult(Result):
-    SCHEMA = "attnscope.info/1"
+    SCHEMA = "attnscope.info/2"
 
     model: str
-    source: str  # hub | folder | gguf
-    read_from: str  # the file the facts came from
+    source: Literal["hub", "folder", "gguf"]
+    read_from: str  # the file the facts came from (a hub id's config.json, a folder's, or the GGUF file)
     model_type: str
     num_hidden_layers: int
     num_attention_heads: int
@@ -37,9 +41,15 @@ class InfoResult(Result):
     max_position_embeddings: int | None
     vocab_size: int
     num_parameters: int | None
-    num_parameters_from: str  # what the count was computed from
+    num_parameters_from: Literal[
+        "config", "gguf_tensors", "none"
+    ]  # the config's shapes, the file's tensors, or not computed
     tie_word_embeddings: bool | None
     attn_implementation: str
     chat_template: bool
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    num_parameters_error: str | None = None  # why it was not computed (the exception's class)
+    gguf_metadata_keys: int | None = None  # GGUF: how many metadata keys and tensors its header lists
+    gguf_tensors: int | None = None
+    separate_output_weight: int | None = None  # GGUF: output.weight stored apart from token_embd.weight (its size)
+    tokenizer_unread: bool = False  # the tokenizer files could not be read, so chat_template is reported absent
+    warnings: list[ResultWarning] = field(default_factory=list)

@@ -97,11 +97,48 @@ def _mask_1(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "mask_kinds": kinds, "schema": MaskResult.SCHEMA}
 
 
+def _info_1(doc: dict[str, Any]) -> dict[str, Any]:
+    notes = [str(n) for n in doc.get("notes") or []]
+    read_from = str(doc.get("read_from", ""))
+    header = re.search(r" \(GGUF header: (\d+) metadata keys, (\d+) tensors\)$", read_from)
+    made = str(doc.get("num_parameters_from", ""))
+    source = (
+        "gguf_tensors" if made.startswith("the shapes of") else "none" if made.startswith("not computed") else "config"
+    )
+    error = re.search(r"not computed \((\w+)\)", made)
+    output = next((re.search(r"output\.weight \(([\d,]+)\)", n) for n in notes if "output.weight" in n), None)
+    doc = {k: v for k, v in doc.items() if k not in ("notes", "warnings")}
+    return {
+        **doc,
+        "read_from": read_from[: header.start()] if header else read_from,
+        "num_parameters_from": source,
+        "num_parameters_error": error.group(1) if error else None,
+        "gguf_metadata_keys": int(header.group(1)) if header else None,
+        "gguf_tensors": int(header.group(2)) if header else None,
+        "separate_output_weight": int(output.group(1).replace(",", "")) if output else None,
+        "tokenizer_unread": any("tokenizer files could not be read" in n for n in notes),
+        "schema": InfoResult.SCHEMA,
+    }
+
+
+def _drop_words(schema: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """trace, rope, reuse /1 -> /2: only ``lang``, ``notes`` and the warning sentences go."""
+
+    def up(doc: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: v for k, v in doc.items() if k not in ("lang", "notes", "warnings")}, "schema": schema}
+
+    return up
+
+
 _UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "attnscope.weights/1": _weights_1,
     "attnscope.heads/1": _heads_1,
     "attnscope.matrix/1": _matrix_1,
     "attnscope.mask/1": _mask_1,
+    "attnscope.info/1": _info_1,
+    "attnscope.trace/1": _drop_words(TraceResult.SCHEMA),
+    "attnscope.rope/1": _drop_words(RopeResult.SCHEMA),
+    "attnscope.reuse/1": _drop_words(ReuseResult.SCHEMA),
 }
 
 

@@ -46,9 +46,8 @@ class FitColumns:
     def fitted(self, console: Console, options: ConsoleOptions) -> Table:
         dropped: set[int] = set()
         candidate = self.table
-        wide = options.update(width=PIPED_MAX_WIDTH * 4)  # Measurement.get clamps to the width it is given
         for group in self.decoration:
-            if Measurement.get(console, wide, candidate).maximum <= options.max_width:  # whole, nothing squeezed
+            if needed_width(console, options, candidate) <= options.max_width:
                 break
             dropped |= group
             candidate = self._without(dropped)
@@ -61,6 +60,17 @@ class FitColumns:
         full = Measurement.get(console, options, self.table)
         bare = Measurement.get(console, options, self._without(set().union(*self.decoration)))
         return Measurement(min(bare.maximum, full.maximum), full.maximum)
+
+
+def needed_width(console: Console, options: ConsoleOptions, table: Table) -> int:
+    """The narrowest ``table`` prints without cutting a cell: no-wrap columns (numbers, labels,
+    bars) at their full width, wrapping columns (sentences) at their longest word."""
+    wide = options.update_width(PIPED_MAX_WIDTH * 4)  # measurements are clamped to the width given
+    total = table._extra_width  # borders and separators
+    for column in table.columns:
+        measured = table._measure_column(console, wide, column)  # cells plus the column's padding
+        total += measured.maximum if column.no_wrap else measured.minimum
+    return total
 
 
 def print_width(renderable: RenderableType, is_terminal: bool) -> int | None:

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade, view
 from attnscope.render.common import model_line, ranges, span
+from attnscope.render.fit import FitColumns
 from attnscope.render.i18n import Lang, t
 from attnscope.results.weights import Bar, Chart, Strip, WeightsResult
 
@@ -215,12 +216,12 @@ def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
         for chart in r.per_head:
             title = t(lang, "common.layer_head", layer=chart.layer, head=chart.head)
             title += f" ({t(lang, 'common.kv_head', kv_head=chart.kv_head)})"
-            parts += [Text(title), chart_table(chart, lang, r), Text("")]
+            parts += [Text(title), FitColumns(chart_table(chart, lang, r), [[2]]), Text("")]  # narrow: no bar
     else:
         title = t(lang, chart_word)
         if len(r.layers) * len(r.heads) > 1:
             title += f" ({t(lang, f'common.{r.view.agg}')})"
-        parts += [Text(title), chart_table(r.chart, lang, r)]
+        parts += [Text(title), FitColumns(chart_table(r.chart, lang, r), [[2]])]  # narrow: no bar
     for line in (sink_line(r, lang), completeness_line(r, lang)):
         if line is not None:
             parts.append(line)

@@ -27,7 +27,11 @@ def explore_cmd(
     output: Annotated[str, typer.Option("--output", "-o", help="The HTML file to write (one file, no network).")],
     query: Annotated[
         list[str] | None,
-        typer.Option("--query", "-q", help="Text in the prompt; its last token is shown first (several allowed)."),
+        typer.Option(
+            "--query",
+            "-q",
+            help="Text in the prompt: its last token is a query (several allowed; the first one opens the page).",
+        ),
     ] = None,
     pos: Annotated[
         list[int] | None,

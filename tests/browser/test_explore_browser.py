@@ -85,7 +85,18 @@ def test_page_opens_offline_and_clicks_give_the_models_numbers(browser, seed_pag
         page.click('button[data-by="word"]')
         page.uncheck("#sink")
         doc = weights_json(
-            cli, model_dir, "--pos", str(pos), "--layer", str(layer), "--head", str(head), "--by", "word", "--no-sink"
+            cli,
+            model_dir,
+            "--pos",
+            str(pos),
+            "--layer",
+            str(layer),
+            "--head",
+            str(head),
+            "--by",
+            "word",
+            "--no-sink",
+            "--all-keys",
         )
         bars, total = chart(page)
         assert len(bars) == len(doc["chart"]["bars"])
@@ -98,7 +109,7 @@ def test_page_opens_offline_and_clicks_give_the_models_numbers(browser, seed_pag
         page.check("#sink")
         page.click('button[data-by="token"]')
         page.click(f'#grid text.layer-label[data-layer="{layer}"]')
-        doc = weights_json(cli, model_dir, "--pos", str(pos), "--layer", str(layer))
+        doc = weights_json(cli, model_dir, "--pos", str(pos), "--layer", str(layer), "--by", "token", "--all-keys")
         bars, _ = chart(page)
         for (_, _, value), bar in zip(bars, doc["chart"]["bars"], strict=True):
             assert abs(value - bar["weight"]) <= STEP

@@ -54,12 +54,12 @@ def chart_rows(
     ctx: Ctx,
     y: float,
     rows: list[tuple[str, float | None, str, bool]],
-    total: float,
+    total: str,
     subtitle: str = "",
 ) -> float:
     """The note's chart: label, value, bar, mark per row, then a rule and the sum; returns the y below.
 
-    ``rows`` holds (label, weight or None for an excluded key, mark, bold).
+    ``rows`` holds (label, weight or None for an excluded key, mark, bold); ``total`` is the sum as shown.
     """
     if subtitle:
         y += ROW
@@ -80,7 +80,7 @@ def chart_rows(
     svg.line(value_x - text_width("0.00") - 4, y, value_x, y, stroke=DIM)
     y += ROW
     svg.text(MARGIN, y, t(ctx.lang, "common.sum"))
-    svg.text(value_x, y, f"{total:.2f}", anchor="end")
+    svg.text(value_x, y, total, anchor="end")
     return y + ROW * 0.4
 
 

@@ -13,20 +13,32 @@ from attnscope.render import Ctx, figure
 from attnscope.render.figures.common import MARGIN, ROW, chart_rows, header, key_label, model_line, notes
 from attnscope.render.figures.svg import DIM, GRID, Svg, heat, text_width
 from attnscope.render.i18n import t
+from attnscope.render.weights import apportion, shown_keys, strip_rows
+from attnscope.render.weights import notes as notes_of
 from attnscope.results.weights import Chart, WeightsResult
 
 CELL = 18.0
 
 
-def _rows(r: WeightsResult, chart: Chart, ctx: Ctx) -> list[tuple[str, float | None, str, bool]]:
+def _rows(r: WeightsResult, chart: Chart, ctx: Ctx) -> tuple[list[tuple[str, float | None, str, bool]], str]:
+    """The chart's rows as the terminal view draws them (the top keys and one row for the rest of a
+    long prompt), each number rounded so that the shown numbers add up to the shown sum."""
+    bars = chart.bars
+    keep = shown_keys(r, bars)
+    rest = [i for i in range(len(bars)) if i not in set(keep)]
+    values = [bars[i].weight for i in keep] + ([sum(bars[i].weight for i in rest)] if rest else [])
+    printed, total = apportion(values)
     out: list[tuple[str, float | None, str, bool]] = []
-    for b in chart.bars:
+    for n, i in enumerate(keep):
+        b = bars[i]
         label = key_label(r.tokens, r.words, b.tokens, r.view.by, ctx)
         mark = (
             t(ctx.lang, "figures.self") if b.is_query else (t(ctx.lang, "figures.sink_excluded") if b.excluded else "")
         )
-        out.append((label, None if b.excluded else b.weight, mark, b.is_query))
-    return out
+        out.append((label, None if b.excluded else printed[n] / 100, mark, b.is_query))
+    if rest:
+        out.append((t(ctx.lang, f"weights.others_{r.view.by}", n=len(rest)), printed[-1] / 100, "", False))
+    return out, f"{total / 100:.2f}"
 
 
 def _selection(r: WeightsResult, ctx: Ctx) -> str:
@@ -41,18 +53,15 @@ def strip(svg: Svg, r: WeightsResult, ctx: Ctx, y: float) -> float:
     s = r.strip
     y += ROW * 1.4
     svg.text(MARGIN, y, t(ctx.lang, "figures.strip.title"), bold=True)
-    labels = [key_label(r.tokens, r.words, b.tokens, r.view.by, ctx) for b in r.chart.bars]
-    if len(labels) != len(s.keys):
-        labels = list(s.keys)
+    labels, values, query_row = strip_rows(r, ctx.lang)
     left = MARGIN + max((text_width(x, 11.5) for x in labels), default=0) + 12
-    top = max((max(row) for row in s.values if row), default=0.0) or 1.0
+    top = max((max(row) for row in values if row), default=0.0) or 1.0
     y += ROW
     svg.text(left - 6, y, t(ctx.lang, "figures.layer"), anchor="end", fill=DIM, size=11)
     for i, layer in enumerate(s.layers):
         svg.text(left + i * CELL + CELL / 2, y, str(layer), anchor="middle", size=10, fill=DIM)
     y += 6
-    query_row = next((i for i, b in enumerate(r.chart.bars) if b.is_query), -1)
-    for k, (label, row) in enumerate(zip(labels, s.values, strict=True)):
+    for k, (label, row) in enumerate(zip(labels, values, strict=True)):
         svg.text(MARGIN, y + CELL - 5, label, bold=k == query_row, size=11.5)
         for i, v in enumerate(row):
             svg.rect(
@@ -78,18 +87,22 @@ def weights_figure(r: WeightsResult, ctx: Ctx) -> str:
         _selection(r, ctx),
         model_line(ctx, r.model),
     ]
-    y = header(svg, ctx, t(ctx.lang, "figures.weights.title"), lines)
+    title = t(ctx.lang, "weights.chart_title_norm") if r.measure == "norm" else t(ctx.lang, "figures.weights.title")
+    y = header(svg, ctx, title, lines)
     if r.view.per_head and r.per_head:
         for chart in r.per_head:
             sub = t(ctx.lang, "figures.selection.one", layer=chart.layer, head=chart.head, kv=chart.kv_head)
-            y = chart_rows(svg, ctx, y, _rows(r, chart, ctx), chart.total, subtitle=sub) + ROW * 0.5
+            rows, total = _rows(r, chart, ctx)
+            y = chart_rows(svg, ctx, y, rows, total, subtitle=sub) + ROW * 0.5
     else:
-        y = chart_rows(svg, ctx, y, _rows(r, r.chart, ctx), r.chart.total)
+        rows, total = _rows(r, r.chart, ctx)
+        y = chart_rows(svg, ctx, y, rows, total)
     extra = []
-    if r.view.by == "word":
-        extra.append(t(ctx.lang, "figures.by_word"))
-    if r.view.no_sink:
-        extra.append(t(ctx.lang, "figures.no_sink", q=q.index))
+    if r.sink_share is not None:
+        key = "weights.sink_norm" if r.measure == "norm" else "weights.sink"
+        extra.append(t(ctx.lang, key, label=r.tokens[0].label, share=f"{r.sink_share:.2f}"))
+    hint = t(ctx.lang, "weights.note_by_token_hint")  # a command-line hint: not for a figure in a document
+    extra += [line for line in notes_of(r, ctx.lang) if line != hint]
     y = notes(svg, y, extra)
     if len(r.layers) > 1 and r.strip.values:
         strip(svg, r, ctx, y)

@@ -68,7 +68,7 @@ def test_the_hook_does_block_torch(model_dir: Path) -> None:
     assert res.returncode != 0 and "imported before the input was checked" in res.stderr
 
 
-@pytest.mark.parametrize("command", ["weights", "heads", "matrix", "explain", "tokens", "info"])
+@pytest.mark.parametrize("command", ["weights", "heads", "matrix", "explain", "tokens", "info", "roles"])
 def test_misspelt_model_path_is_reported_before_torch(tmp_path: Path, command: str) -> None:
     missing = tmp_path / "qwen2.5-0.5b-instruct-q4_k_m.ggu"
     extra = {
@@ -76,7 +76,7 @@ def test_misspelt_model_path_is_reported_before_torch(tmp_path: Path, command: s
         "matrix": ["--layer", "0", "--head", "0"],
         "explain": ["--layer", "0", "--head", "0"],
     }.get(command, [])
-    prompt = [] if command == "info" else [SEED]
+    prompt = [] if command in ("info", "roles") else [SEED]
     line = one_line(run_without_torch(command, *prompt, "--model", str(missing), *extra), ExitCode.MODEL)
     assert line == f"attnscope: error: {missing}: no such file or folder"
 

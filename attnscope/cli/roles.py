@@ -28,7 +28,6 @@ def roles_cmd(
     out: Output,
 ) -> None:
     """Score all layers x heads for previous-token, duplicate-token, induction and attention-sink behaviour."""
-    from attnscope.core.roles import DEFAULT_LENGTH, roles
     from attnscope.errors import AttnscopeError
 
     if prompt is not None and (length is not None or seed is not None):
@@ -38,5 +37,8 @@ def roles_cmd(
     if length is not None and length < 2:
         raise AttnscopeError(f"--length {length}: give 2 or more")
     text = read_prompt(prompt) if prompt is not None else None
-    result = roles(model.load(), text, length=DEFAULT_LENGTH if length is None else length, seed=seed or 0, top=top)
+    loaded = model.load()  # checks the model path before torch is imported
+    from attnscope.core.roles import DEFAULT_LENGTH, roles
+
+    result = roles(loaded, text, length=DEFAULT_LENGTH if length is None else length, seed=seed or 0, top=top)
     out.emit(result)

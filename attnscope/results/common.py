@@ -19,12 +19,12 @@ class Token:
     index: int
     id: int
     text: str
-    start: int
-    end: int
-    word: int
-    label: str
-    piece: str | None = None
-    special: bool = False
+    start: int  # character offset of the token's first character in text
+    end: int  # character offset just after its last character
+    word: int  # index of the word it belongs to
+    label: str  # the readable form the views print
+    piece: str | None = None  # "k/n" when the token holds part of one character's UTF-8 bytes
+    special: bool = False  # a special token of the tokenizer (<|im_start|>, ...)
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Query:
 
     index: int
     text: str
-    span: list[int]
+    span: list[int]  # token indices of the text span; index is its last token
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class KeySpan:
     """A span of text in the prompt that is not the query (``heads --key``): its text and token indices."""
 
     text: str
-    span: list[int]
+    span: list[int]  # token indices of the key text
 
 
 WarningCode = Literal[

@@ -26,27 +26,28 @@ class KVGroup:
 class InfoResult(Result):
     SCHEMA = "attnscope.info/2"
 
-    model: str
+    model: str  # the --model given
     source: Literal["hub", "folder", "gguf"]
     read_from: str  # the file the facts came from (a hub id's config.json, a folder's, or the GGUF file)
     model_type: str
     num_hidden_layers: int
     num_attention_heads: int
     num_key_value_heads: int
-    gqa_groups: list[KVGroup]
+    gqa_groups: list[KVGroup]  # the query heads that share each KV head
     head_dim: int
-    hidden_size: int
-    intermediate_size: int
+    hidden_size: int  # size of a position's vector
+    intermediate_size: int  # MLP width
+    # RoPE base (rope_parameters['rope_theta'] in transformers 5, or the GGUF's rope.freq_base); null if unknown
     rope_theta: float | None
     max_position_embeddings: int | None
-    vocab_size: int
-    num_parameters: int | None
+    vocab_size: int  # rows of the embedding table
+    num_parameters: int | None  # the parameter count (from the tensor shapes); null if unknown
     num_parameters_from: Literal[
         "config", "gguf_tensors", "none"
     ]  # the config's shapes, the file's tensors, or not computed
-    tie_word_embeddings: bool | None
-    attn_implementation: str
-    chat_template: bool
+    tie_word_embeddings: bool | None  # the output layer shares the embedding; null if unknown
+    attn_implementation: str  # how attnscope runs attention: sdpa plus exact fp32 rows
+    chat_template: bool  # the tokenizer carries a chat template (--chat works)
     num_parameters_error: str | None = None  # why it was not computed (the exception's class)
     gguf_metadata_keys: int | None = None  # GGUF: how many metadata keys and tensors its header lists
     gguf_tensors: int | None = None

@@ -37,17 +37,17 @@ class MaskSequence:
 class PadRowCheck:
     """How one padded query row came out: eager at layer 0 against attnscope's capture (sdpa)."""
 
-    sequence: int
-    query_pos: int
+    sequence: int  # which sequence
+    query_pos: int  # which row
     allowed_keys: int  # keys the combined grid leaves this row (0: every key masked)
-    n_keys: int
+    n_keys: int  # T: the number of keys
     eager_min: float  # min / max weight in the eager row, over heads and keys (layer 0)
-    eager_max: float
+    eager_max: float  # largest eager weight in the row, over heads (layer 0)
     eager_sum_min: float  # min / max row sum over heads (layer 0)
-    eager_sum_max: float
+    eager_sum_max: float  # largest eager row sum over heads (layer 0)
     capture_max: float  # max weight in the captured row over all layers, heads and keys
-    capture_sum_min: float
-    capture_sum_max: float
+    capture_sum_min: float  # smallest captured row sum over layers and heads
+    capture_sum_max: float  # largest captured row sum over layers and heads
     eager_vs_capture: float  # max |eager - captured| at layer 0
 
 
@@ -55,15 +55,15 @@ class PadRowCheck:
 class PadColumnCheck:
     """The captured rows of one real token of a padded sequence, over its pad columns."""
 
-    sequence: int
-    query_pos: int
-    label: str
-    pad_columns: list[int]
+    sequence: int  # the sequence checked (the most padded one)
+    query_pos: int  # its last real token
+    label: str  # that token's label
+    pad_columns: list[int]  # its pad key positions
     layers: int
     heads: int
     max_weight: float  # max over layers, heads and pad columns; exactly 0.0 when padding is masked
-    row_sum_min: float
-    row_sum_max: float
+    row_sum_min: float  # smallest captured row sum
+    row_sum_max: float  # largest captured row sum
     causal_hides: bool  # every pad column is after query_pos, so the causal mask alone already hides it
 
 
@@ -82,15 +82,15 @@ class MaskResult(Result):
 
     mode: Literal["illustration", "model"]
     side: Literal["left", "right"]  # where the pads are
-    sequences: list[MaskSequence]
+    sequences: list[MaskSequence]  # one entry per sequence of the batch (illustration mode: one)
     shown_positions: list[int]  # positions the view draws; a jump between two entries is drawn as an ellipsis
-    max_size: int
+    max_size: int  # --max-size: positions drawn per grid
     model: ModelInfo | None = None
     chat: bool = False
     mask_kinds: list[MaskKind] = field(default_factory=list)  # every distinct mask the layers' attention received
-    layers_checked: int = 0
+    layers_checked: int = 0  # layers whose mask was compared with the grid
     agrees_with_model: bool | None = None  # every sequence agrees
-    agrees_with_eager: bool | None = None
-    pad_rows: list[PadRowCheck] = field(default_factory=list)
-    pad_columns: PadColumnCheck | None = None
+    agrees_with_eager: bool | None = None  # every sequence agrees with the eager mask (null in illustration mode)
+    pad_rows: list[PadRowCheck] = field(default_factory=list)  # for each padded sequence, its first padded query row
+    pad_columns: PadColumnCheck | None = None  # the pad columns of a real token (null when no sequence is padded)
     warnings: list[ResultWarning] = field(default_factory=list)

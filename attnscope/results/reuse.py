@@ -18,10 +18,10 @@ class LayerDiff:
     """
 
     layer: int
-    max_diff_k: float
-    max_diff_v: float
-    max_diff_rows: float
-    max_future_weight: float
+    max_diff_k: float  # max |K alone - K inside prefix+suffix| over prefix positions and heads
+    max_diff_v: float  # the same for V
+    max_diff_rows: float  # the same for the prefix positions' attention rows
+    max_future_weight: float  # the largest weight a prefix position gives a suffix key (exactly 0)
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,12 @@ class CacheCheck:
     ``max_diff_cache_k`` compares the keys the cache stored with the K captured from the prefix run.
     """
 
-    prefix_len: int
-    copy_len: int
-    original_len_after: int
-    cached: TopToken
-    full: TopToken
-    max_diff_cache_k: float
+    prefix_len: int  # cache length after the prefix
+    copy_len: int  # length of the copied cache after the suffix
+    original_len_after: int  # length of the original cache afterwards (unchanged)
+    cached: TopToken  # next token predicted through the cache copy
+    full: TopToken  # next token predicted by one full pass
+    max_diff_cache_k: float  # max |cached keys of layer 0 - captured K|
 
 
 @dataclass(frozen=True)
@@ -50,20 +50,20 @@ class Comparisons:
     q/k/v from layer 0 through torch's sdpa), median of ``runs`` runs, on ``timed_on``.
     """
 
-    repeat: int
+    repeat: int  # --repeat
     tokens: int
-    per_head_per_layer: int
-    doubled_tokens: int
-    doubled_per_head_per_layer: int
-    ratio: float
+    per_head_per_layer: int  # T(T+1)/2
+    doubled_tokens: int  # 2T
+    doubled_per_head_per_layer: int  # 2T(2T+1)/2
+    ratio: float  # doubled / single comparisons
     layers: int
     heads: int
-    total: int
-    doubled_total: int
-    seconds: float
-    doubled_seconds: float
-    time_ratio: float
-    runs: int
+    total: int  # comparisons over all layers and heads
+    doubled_total: int  # the same at 2T
+    seconds: float  # measured time of one layer's attention, all heads (median)
+    doubled_seconds: float  # the same at 2T
+    time_ratio: float  # doubled_seconds / seconds
+    runs: int  # timed runs the median is taken over
     timed_on: str  # "cpu, 1 thread" or the device
 
 
@@ -72,19 +72,19 @@ class ReuseResult(Result):
     SCHEMA = "attnscope.reuse/2"
 
     model: ModelInfo
-    prefix: str
-    suffix: str
+    prefix: str  # the earlier text
+    suffix: str  # the text appended to it
     text: str
     tokens: list[Token]  # prefix tokens then suffix tokens, each tokenized on its own
-    prefix_tokens: int
+    prefix_tokens: int  # how many tokens the prefix has
     boundary_same: bool  # tokenizing prefix+suffix as one text gives the same ids
-    per_layer: list[LayerDiff]
-    max_diff_k: float
-    max_diff_v: float
-    max_diff_rows: float
-    max_diff_logits: float
-    cache: CacheCheck
-    comparisons: Comparisons
+    per_layer: list[LayerDiff]  # prefix positions alone vs inside prefix+suffix, per layer
+    max_diff_k: float  # max |ΔK| over layers
+    max_diff_v: float  # max |ΔV| over layers
+    max_diff_rows: float  # max |Δ rows| over layers
+    max_diff_logits: float  # max |next-token logits via the cache copy - one full pass|
+    cache: CacheCheck  # the KV-cache check
+    comparisons: Comparisons  # the cost of doubling T
     tolerance: float
     kv_ok: bool  # prefix K, V and rows unchanged, no weight on suffix keys
     cache_ok: bool  # cached and full pass give the same next-token logits; the original cache untouched

@@ -12,8 +12,8 @@ from attnscope.results.common import ModelInfo, ResultWarning, Token
 class Pair:
     """Rotation pair i: dims [i, i + head_dim/2] turn by ``angle`` = pos * inv_freq radians at ``pos``."""
 
-    i: int
-    dims: list[int]
+    i: int  # the pair index
+    dims: list[int]  # [i, i + d/2]: Hugging Face pairs dim i with i + d/2
     inv_freq: float  # rope_theta ** (-2 i / head_dim), radians per token
     wavelength: float  # 2 pi / inv_freq, tokens per full turn
     angle: float  # radians at the chosen --pos
@@ -33,15 +33,15 @@ class RelativeCheck:
     layer: int
     head: int
     kv_head: int
-    query_pos: int
-    keys: list[int]
-    deltas: list[int]
-    scores: list[float]
-    max_diff_per_delta: list[float]
-    max_diff: float
-    max_abs_score: float
-    max_diff_vs_model: float
-    k_only_max_diff: list[float]
+    query_pos: int  # m
+    keys: list[int]  # n = 0..m
+    deltas: list[int]  # the shifts Δ
+    scores: list[float]  # score(m, n) per key
+    max_diff_per_delta: list[float]  # max |score(m+Δ, n+Δ) - score(m, n)| per Δ
+    max_diff: float  # the largest of those
+    max_abs_score: float  # the largest |score|: the scale the tolerance is relative to
+    max_diff_vs_model: float  # score(m, n) against q·k from the forward itself
+    k_only_max_diff: list[float]  # per Δ, shifting only the keys (the scores must change)
 
 
 @dataclass(frozen=True)
@@ -62,16 +62,16 @@ class RopeResult(Result):
     SCHEMA = "attnscope.rope/2"
 
     model: ModelInfo
-    rope_theta: float
-    rope_type: str
+    rope_theta: float  # from config.rope_parameters
+    rope_type: str  # from config.rope_parameters
     head_dim: int
-    pos: int
-    pairs: list[Pair]
+    pos: int  # the --pos whose angles are listed
+    pairs: list[Pair]  # one per pair of dims
     inv_freq_max_rel_diff: float | None  # our inv_freq vs the model's rotary_emb.inv_freq
-    prompt: str
+    prompt: str  # the prompt the real q/k came from
     tokens: list[Token]
-    relative_check: RelativeCheck
-    v_check: VCheck
+    relative_check: RelativeCheck  # score(m+Δ, n+Δ) against score(m, n) on the model's real q/k
+    v_check: VCheck  # max |difference| over the layer: which of q, k, v are rotated
     tolerance: float  # the bar relative_check.max_diff is held to
     ok: bool
     warnings: list[ResultWarning] = field(default_factory=list)

@@ -25,12 +25,12 @@ class TraceRow:
     before (None for the embedding); ``top`` the logit lens: final norm + lm_head on this vector.
     """
 
-    stage: str
+    stage: str  # embedding, layer 1, ...
     layer: int
-    norm: float
-    cos_prev: float | None
-    head_dims: list[float]
-    top: list[TopToken]
+    norm: float  # L2 norm
+    cos_prev: float | None  # cosine to the previous row; null for the embedding
+    head_dims: list[float]  # the first dims values
+    top: list[TopToken]  # the logit lens: softmax over the vocabulary, top candidates
 
 
 @dataclass(frozen=True)
@@ -80,11 +80,11 @@ class TraceResult(Result):
     text: str
     chat: bool
     tokens: list[Token]
-    position: int
-    token: Token
-    dims: int
-    rows: list[TraceRow]
-    next_token: TopToken
-    check: NextCheck
-    compare: Compare | None = None
+    position: int  # the traced position
+    token: Token  # its token
+    dims: int  # how many leading dims head_dims holds
+    rows: list[TraceRow]  # one per stage: the embedding, then after each layer
+    next_token: TopToken  # the full forward's top-1 at position
+    check: NextCheck  # the logit lens's last row against the full forward
+    compare: Compare | None = None  # null, or the same rows compared with a second position
     warnings: list[ResultWarning] = field(default_factory=list)

@@ -19,8 +19,8 @@ class Bar:
 
     label: str  # the token's label, or the word's text
     tokens: list[int]
-    weight: float
-    is_query: bool = False
+    weight: float  # the weight summed over the bar's tokens
+    is_query: bool = False  # the query's own bar
     excluded: bool = False  # position 0 under --no-sink
     partial: bool = False  # a word cut at the query: only its tokens up to the query are keys
 
@@ -29,8 +29,8 @@ class Bar:
 class Chart:
     """Bars for one head (``layer``/``head`` set) or for the aggregate of the selection."""
 
-    bars: list[Bar]
-    total: float
+    bars: list[Bar]  # one per key (token, or word with --by word), in order
+    total: float  # the sum of the bars
     layer: int | None = None
     head: int | None = None
     kv_head: int | None = None
@@ -41,16 +41,16 @@ class Strip:
     """keys x layers heat strip: values[key][i] is the mean over selected heads at layers[i]."""
 
     layers: list[int]
-    keys: list[str]
-    values: list[list[float]]
+    keys: list[str]  # one label per key row
+    values: list[list[float]]  # values[key][i]: the mean over the selected heads at layers[i]
 
 
 @dataclass(frozen=True)
 class WeightsView:
-    by: By = "token"
+    by: By = "token"  # token | word: how keys are grouped in the chart
     agg: Agg = "mean"  # over the selected layers and heads
-    no_sink: bool = False
-    per_head: bool = False
+    no_sink: bool = False  # position 0 excluded and each head's row renormalised
+    per_head: bool = False  # one chart per (layer, head)
     all_keys: bool = False  # draw every key; else the top keys and one row for the rest
 
 
@@ -76,14 +76,14 @@ class WeightsResult(Result):
     chat: bool
     tokens: list[Token]
     words: list[Word]
-    query: Query
+    query: Query  # the query position and the text span it came from
     layers: list[int]
     heads: list[int]
     kv_heads: list[int]  # kv_heads[i] is the KV head that heads[i] reads
     weights: list[list[list[float]]]  # [len(layers)][len(heads)][query.index + 1], raw, token space
-    view: WeightsView
-    chart: Chart
-    strip: Strip
+    view: WeightsView  # the view options the chart was made with
+    chart: Chart  # the chart drawn: the bars for the selection (mean or max over layers x heads)
+    strip: Strip  # the keys x layers heat strip
     per_head: list[Chart] = field(default_factory=list)
     warnings: list[ResultWarning] = field(default_factory=list)
     # weight: charts show the raw weights. norm: they show each key's share of ||alpha_ij f_h(x_j)||

@@ -152,3 +152,26 @@ def test_real_model_seed_view_names_the_sink_and_the_note_head(real_model, cli):
         cli("weights", SEED, "--query", "그것을", "--model", str(real_model), "--measure", "norm", "--json").stdout
     )
     assert doc["completeness_max_diff"] <= 1e-4
+
+
+def test_heads_norm_scores_match_the_weights_norm_chart(loaded):
+    """heads --measure norm ranks by the key's share of the norm: the same number weights --measure norm charts."""
+    from attnscope.core.heads import heads
+
+    r = heads(loaded, SEED, query="그것을", key="사과를", measure="norm", top=3)
+    assert r.measure == "norm" and r.completeness_max_diff is not None and r.completeness_max_diff <= 1e-4
+    best = r.top[0]
+    w = weights(
+        loaded,
+        SEED,
+        query="그것을",
+        layer=str(best.layer),
+        head=str(best.head),
+        view=WeightsView(by="token"),
+        measure="norm",
+    )
+    on_key = sum(b.weight for b in w.chart.bars if b.tokens[0] in r.key.span)
+    assert best.score == pytest.approx(on_key, abs=1e-6)
+    plain = heads(loaded, SEED, query="그것을", key="사과를", top=3)
+    assert plain.measure == "weight" and plain.completeness_max_diff is None
+    assert {(s.layer, s.head): s.score for s in plain.ranking} != {(s.layer, s.head): s.score for s in r.ranking}

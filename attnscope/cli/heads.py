@@ -9,6 +9,7 @@ import typer
 from attnscope.cli import app
 from attnscope.cli.common import (
     Chat,
+    MeasureOpt,
     Model,
     OccurrenceOpt,
     Output,
@@ -39,14 +40,17 @@ def heads_cmd(
     model: Model,
     chat: Chat,
     out: Output,
+    measure: MeasureOpt = "weight",
 ) -> None:
     """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
     from attnscope.core.select import one_of
     from attnscope.errors import AttnscopeError
     from attnscope.results.heads import QueryAgg
+    from attnscope.results.weights import Measure
 
     text = read_prompt(prompt)
     agg = one_of(query_agg, get_args(QueryAgg), "--query-agg")
+    how = one_of(measure, get_args(Measure), "--measure")
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
     find = [("--query", query, occurrence), ("--key", key, key_occurrence)]
@@ -64,5 +68,6 @@ def heads_cmd(
         occurrence=occurrence,
         key_occurrence=key_occurrence,
         **chat.kwargs(),
+        measure=how,
     )
     out.emit(result)

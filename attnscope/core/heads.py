@@ -14,11 +14,12 @@ import torch
 
 from attnscope.core import capture
 from attnscope.core.tokens import Encoded, check_length, encode, find_span
-from attnscope.core.weights import drop_sink
+from attnscope.core.weights import drop_sink, norm_shares
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
 from attnscope.results.common import KeySpan, Query, ResultWarning
 from attnscope.results.heads import HeadScore, HeadsResult, QueryAgg, TopHead
+from attnscope.results.weights import Measure
 
 QUERY_AGGS: tuple[QueryAgg, ...] = get_args(QueryAgg)
 
@@ -31,14 +32,29 @@ def _describe(enc: Encoded, span: list[int]) -> str:
 
 def head_rows(loaded: Loaded, enc: Encoded, span: list[int]) -> torch.Tensor:
     """(layer, head, len(span), span[-1] + 1) fp32 rows of the span's tokens, every layer."""
+    rows, _, _ = head_rows_measured(loaded, enc, span, "weight")
+    return rows
+
+
+def head_rows_measured(
+    loaded: Loaded, enc: Encoded, span: list[int], measure: str
+) -> tuple[torch.Tensor, torch.Tensor | None, float | None]:
+    """(rows, shown, completeness): rows (L, H, P, K) weights; with measure norm, shown is each key's
+    share of ||alpha_ij f_h(x_j)|| (``core.norm``) and completeness the check's max |difference|."""
     ids = torch.tensor([enc.ids])  # (1, T)
     mask = torch.ones_like(ids)
     positions = torch.tensor([span])  # (1, P)
-    layers = range(loaded.info.num_hidden_layers)
-    got = capture.run(loaded.model, ids, mask, capture.Request(positions=positions, layers=frozenset(layers)))
+    layers = frozenset(range(loaded.info.num_hidden_layers))
+    norms = layers if measure == "norm" else frozenset()
+    got = capture.run(loaded.model, ids, mask, capture.Request(positions=positions, layers=layers, norms=norms))
     capture.check_finite(got.rows)
-    stacked = torch.stack([got.rows[layer][0] for layer in layers])  # (L, H, P, T)
-    return stacked[..., : span[-1] + 1]  # causal: nothing after the last query token
+    n_keys = span[-1] + 1  # causal: nothing after the last query token
+    rows = torch.stack([got.rows[layer][0] for layer in sorted(layers)])[..., :n_keys]  # (L, H, P, K)
+    if measure != "norm":
+        return rows, None, None
+    value = torch.stack([got.norms[layer][0] for layer in sorted(layers)])[..., None, :n_keys]  # (L, H, 1, K)
+    _, shares = norm_shares(rows, value)
+    return rows, shares, max(got.completeness.values())
 
 
 def score_heads(
@@ -63,8 +79,9 @@ def heads(
     key_occurrence: int | None = None,
     chat: bool = False,
     system: str | None = None,
+    measure: Measure = "weight",
 ) -> HeadsResult:
-    """Everything ``attnscope heads`` does for one prompt."""
+    """Everything ``attnscope heads`` does for one prompt (``measure``: weight or norm)."""
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
     info = loaded.info
@@ -82,8 +99,8 @@ def heads(
         raise AttnscopeError("--no-sink: the query span starts at position 0, which --no-sink excludes")
     if no_sink and 0 in k_span:
         warnings.append(ResultWarning(code="sink_key_excluded"))
-    rows = head_rows(loaded, enc, q_span)  # (L, H, P, K)
-    scores, agg = score_heads(rows, k_span, query_agg, no_sink)
+    rows, shares, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)
+    scores, agg = score_heads(rows if shares is None else shares, k_span, query_agg, no_sink)
     groups = info.num_attention_heads // info.num_key_value_heads
     flat = [
         HeadScore(layer=layer, head=head, kv_head=head // groups, score=float(scores[layer, head]))
@@ -108,4 +125,6 @@ def heads(
         ranking=ranking,
         top=top_heads,
         warnings=warnings,
+        measure=measure,
+        completeness_max_diff=completeness,
     )

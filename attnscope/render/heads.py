@@ -130,6 +130,11 @@ def notes(r: HeadsResult, lang: Lang) -> list[str]:
         out.append(t(lang, f"heads.note_{r.query_agg}", n=len(r.query.span)))
     if r.no_sink:
         out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
+    if r.measure == "norm":
+        out.append(t(lang, "weights.note_norm"))
+        if r.completeness_max_diff is not None:
+            diff = f"{r.completeness_max_diff:.1e}"
+            out.append(t(lang, "weights.completeness", diff=diff, layers=r.model.num_hidden_layers))
     return out
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 from attnscope.results import Result
 from attnscope.results.common import KeySpan, ModelInfo, Query, ResultWarning, Token, Word
+from attnscope.results.weights import Measure
 
 QueryAgg = Literal["last", "mean"]
 
@@ -53,3 +54,7 @@ class HeadsResult(Result):
     ranking: list[HeadScore]  # all num_hidden_layers x num_attention_heads, score descending
     top: list[TopHead]  # the first --top entries of the ranking, each with its row
     warnings: list[ResultWarning] = field(default_factory=list)
+    # weight: scores and rows are raw weights. norm: each key's share of ||alpha_ij f_h(x_j)|| (Kobayashi et al. 2020)
+    measure: Measure = "weight"
+    # max |sum_h sum_j alpha_ij f_h(x_j) + b_O - o_proj output| over all layers (measure norm only)
+    completeness_max_diff: float | None = None

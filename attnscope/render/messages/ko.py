@@ -251,11 +251,11 @@ MESSAGES: dict[str, str] = {
     "weights.others_token": "나머지 토큰 {n}개",
     "weights.chart_title_norm": "키마다 ‖비율 × f(x)‖의 몫. 실제로 더하는 벡터의 크기로 잰다(노름 ÷ 키 전체의 합).",
     "weights.sink": (
-        "위치 0({label})이 비율 {share}를 가져간다. 첫 위치에 비율이 몰리는 현상, 어텐션 싱크다. "
+        "위치 0({label})이 비율의 {share}만큼을 가져간다. 첫 위치에 비율이 몰리는 현상, 어텐션 싱크다. "
         "--no-sink는 위치 0을 빼고 다시 나눈다. --measure norm은 키마다 더하는 벡터의 크기로 잰다."
     ),
     "weights.sink_norm": (
-        "위치 0({label})이 노름으로 재도 {share}를 가져간다. 더하는 벡터의 크기로 봐도 어텐션 싱크다. "
+        "노름으로 재도 위치 0({label})이 {share}만큼을 가져간다. 더하는 벡터의 크기로 봐도 어텐션 싱크다. "
         "--no-sink는 위치 0을 뺀다."
     ),
     "weights.hardest_title_word": "단어마다 가장 많이 보는 헤드(그 단어에 준 몫이 가장 큰 헤드)",

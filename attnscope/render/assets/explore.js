@@ -11,7 +11,7 @@
   var off = {}, block = 0;
   D.positions.forEach(function (p) { off[p] = block; block += p + 1; });
   var S = {
-    lang: D.lang, q: D.query, by: "token", sink: true,
+    lang: D.lang, q: D.query, by: "word", sink: true,
     sel: { kind: "all", layer: 0, head: 0 }, key: D.key.slice()
   };
   var STOPS = [[0, 247, 251, 255], [0.125, 222, 235, 247], [0.25, 198, 219, 239], [0.375, 158, 202, 225],
@@ -99,6 +99,17 @@
     });
     return out;
   }
+  /* largest remainder: the shown numbers (in hundredths) add up to the shown sum */
+  function apportion(values) {
+    var total = Math.round(values.reduce(function (a, b) { return a + b; }, 0) * 100);
+    var units = values.map(function (v) { return Math.floor(v * 100 + 1e-9); });
+    var short = total - units.reduce(function (a, b) { return a + b; }, 0);
+    var order = values.map(function (v, i) { return i; }).sort(function (a, b) {
+      return (values[b] * 100 - units[b]) - (values[a] * 100 - units[a]) || a - b;
+    });
+    for (var k = 0; k < short && k < order.length; k++) units[order[k]] += 1;
+    return { units: units, total: total };
+  }
   function sumOver(r, members) {
     var s = 0;
     members.forEach(function (i) { if (i < r.length) s += r[i]; });
@@ -164,8 +175,9 @@
     var lw = Math.max.apply(null, labels.map(function (s) { return textWidth(s, size); })) + 12;
     var numW = textWidth("0.00", size), vx = 4 + lw + numW, bx = vx + 10, barPx = 240, y = 4, total = 0;
     var markW = Math.max(textWidth(t("figures.self"), size), textWidth(t("figures.sink_excluded"), size));
+    var vals = g.map(function (x) { return sumOver(r, x.members); }), shown = apportion(vals);
     g.forEach(function (x, gi) {
-      var v = sumOver(r, x.members), isQ = x.members.indexOf(p) >= 0;
+      var v = vals[gi], isQ = x.members.indexOf(p) >= 0;
       var excluded = !S.sink && x.members.length === 1 && x.members[0] === 0;
       total += v;
       y += rowH;
@@ -175,7 +187,7 @@
         row.appendChild(el("svg:rect", { x: 0, y: y - rowH + 5, width: bx + barPx, height: rowH, fill: "#dafbe1" }));
       }
       row.appendChild(el("svg:text", { x: 4, y: y, "font-size": size, "font-weight": isQ ? "bold" : "normal" }, x.label));
-      row.appendChild(el("svg:text", { x: vx, y: y, "font-size": size, "text-anchor": "end", "class": "value" }, excluded ? "-" : f2(v)));
+      row.appendChild(el("svg:text", { x: vx, y: y, "font-size": size, "text-anchor": "end", "class": "value" }, excluded ? "-" : (shown.units[gi] / 100).toFixed(2)));
       var w = Math.max(0, Math.min(1, v)) * barPx;
       if (w > 0) row.appendChild(el("svg:rect", { x: bx, y: y - 11, width: w, height: 12, fill: "#3b6fb6" }));
       var mark = isQ ? t("figures.self") : excluded ? t("figures.sink_excluded") : "";
@@ -188,7 +200,7 @@
     svg.appendChild(el("svg:line", { x1: vx - numW - 4, y1: y, x2: vx, y2: y, stroke: "#59636e" }));
     y += rowH;
     svg.appendChild(el("svg:text", { x: 4, y: y, "font-size": size }, t("common.sum")));
-    svg.appendChild(el("svg:text", { x: vx, y: y, "font-size": size, "text-anchor": "end", id: "chart-sum", "data-value": total }, f2(total)));
+    svg.appendChild(el("svg:text", { x: vx, y: y, "font-size": size, "text-anchor": "end", id: "chart-sum", "data-value": total }, (shown.total / 100).toFixed(2)));
     svg.setAttribute("width", Math.ceil(bx + barPx + markW + 20));
     svg.setAttribute("height", y + 8);
     $("chart-title").textContent = t("figures.weights.title") + ": " + t("figures.query", { query: D.tokens[p].label, pos: p });

@@ -33,6 +33,8 @@ def heads_figure(r: HeadsResult, ctx: Ctx) -> str:
         t(ctx.lang, "figures.heads.above", n=above, total=len(r.ranking)),
         model_line(ctx, m),
     ]
+    if r.measure == "norm":  # the cells are each key's share of the norm, not the raw weight
+        lines.insert(0, t(ctx.lang, "weights.chart_title_norm"))
     y = header(svg, ctx, t(ctx.lang, "figures.heads.title", query=r.query.text, key=r.key.text), lines)
     layer_word = t(ctx.lang, "figures.layer")
     left = MARGIN + max(text_width(layer_word, 11), text_width("00")) + 10

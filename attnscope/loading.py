@@ -697,3 +697,85 @@ def load(
     )
     progress(f"loaded in {time.perf_counter() - t0:.1f} s ({info.device}, {dtype_name})")
     return Loaded(model=net, tokenizer=tokenizer, info=info, source=kind, path=path)
+
+
+# --- config-only reads (attnscope info): no weights, no tokenizer object --------------
+
+
+def read_gguf_header(path: Path) -> Any:
+    """The GGUF header (metadata and tensor shapes) of ``path``: a scan, no tensor data."""
+    from attnscope.ggufheader import read_gguf_header as scan
+
+    return scan(path)
+
+
+def _quiet_hub() -> None:
+    """No retry chatter from huggingface_hub on stderr (transformers is not imported here)."""
+    import logging
+
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+
+
+def has_chat_template(spec: str, kind: str, revision: str | None) -> bool | None:
+    """Whether a hub id's or a folder's tokenizer files carry a chat template; None when they cannot be read."""
+    if kind == "folder":
+        folder = Path(spec)
+        if (folder / "chat_template.jinja").is_file():
+            return True
+        try:
+            doc = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return bool(isinstance(doc, dict) and doc.get("chat_template"))
+    from huggingface_hub import hf_hub_download
+
+    for name in ("chat_template.jinja", "tokenizer_config.json"):
+        try:
+            local = hf_hub_download(spec, name, revision=revision, local_files_only=hub_local_only())
+        except Exception:  # missing file, offline, gated: all mean "cannot tell from here"
+            continue
+        if name.endswith(".jinja"):
+            return True
+        try:
+            doc = json.loads(Path(local).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return bool(isinstance(doc, dict) and doc.get("chat_template"))
+    return None
+
+
+REQUIRED = ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size")
+
+
+def read_config(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
+    """A hub id's or a folder's config.json as a dict (``info``): read directly (no torch import), or through AutoConfig when
+    it leaves out fields that the config class fills with defaults."""
+    try:
+        if kind == "folder":
+            path = Path(spec) / "config.json"
+        else:
+            from huggingface_hub import hf_hub_download
+
+            _quiet_hub()
+            path = Path(hf_hub_download(spec, "config.json", revision=revision, local_files_only=hub_local_only()))
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise AttnscopeError(f"{spec}: config.json is not valid JSON ({exc})", ExitCode.MODEL) from exc
+    except Exception as exc:  # OSError, hub errors
+        if kind == "hub":
+            raise _hub_error(spec, exc) from exc
+        raise AttnscopeError(f"{spec}: cannot read config.json ({exc})", ExitCode.MODEL) from exc
+    if not isinstance(doc, dict):
+        raise AttnscopeError(f"{spec}: config.json is not a JSON object", ExitCode.MODEL)
+    text = doc.get("text_config", doc)
+    if isinstance(text, dict) and all(k in text for k in REQUIRED):
+        return doc
+    from transformers import AutoConfig
+
+    _quiet_transformers()
+    try:
+        hub: dict[str, Any] = {"revision": revision, "local_files_only": hub_local_only()} if kind == "hub" else {}
+        full: dict[str, Any] = AutoConfig.from_pretrained(spec, **hub).to_dict()
+    except (OSError, ValueError, KeyError) as exc:
+        raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+    return full

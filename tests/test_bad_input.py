@@ -106,7 +106,7 @@ def test_occurrence_out_of_range(cli: Any, model_dir: Path, occurrence: str) -> 
 @pytest.mark.parametrize("pos", ["28", "-29", "1000"])
 def test_pos_out_of_range(cli: Any, model_dir: Path, pos: str) -> None:
     res = cli("weights", SEED, f"--pos={pos}", "--model", str(model_dir))
-    one_error(res, ExitCode.USAGE, f"--pos {pos} is out of range", "28 tokens (0..27, or -1..-28)")
+    one_error(res, ExitCode.USAGE, f"--pos {pos} is out of range", "28 tokens (0-27, or -1 to -28)")
 
 
 def test_query_option_conflicts(cli: Any, model_dir: Path) -> None:
@@ -122,12 +122,12 @@ def test_query_option_conflicts(cli: Any, model_dir: Path) -> None:
 @pytest.mark.parametrize(
     "option,value,fragments",
     [
-        ("--layer", "3", ["--layer 3 is out of range", "3 layers (0..2, or -1..-3)"]),
-        ("--layer", "-4", ["--layer -4 is out of range", "(0..2, or -1..-3)"]),
-        ("--head", "4", ["--head 4 is out of range", "4 heads (0..3, or -1..-4)"]),
+        ("--layer", "3", ["--layer 3 is out of range", "3 layers (0-2, or -1 to -3)"]),
+        ("--layer", "-4", ["--layer -4 is out of range", "(0-2, or -1 to -3)"]),
+        ("--head", "4", ["--head 4 is out of range", "4 heads (0-3, or -1 to -4)"]),
         ("--layer", "0-7", ["--layer 7 is out of range"]),
         ("--layer", "3-", ["'3-' is not a range; write it as A-B"]),
-        ("--layer", "a", ["--layer 'a' is not a number", "(valid: 0..2, or -1..-3)"]),
+        ("--layer", "a", ["--layer 'a' is not a number", "(valid: 0-2, or -1 to -3)"]),
         ("--head", "2-1", ["'2-1' runs backwards"]),
         ("--head", "0,,1", ["has an empty item"]),
         ("--head", "1.5", ["--head '1.5' is not a number"]),
@@ -142,7 +142,8 @@ def test_layer_and_head_specs(cli: Any, model_dir: Path, option: str, value: str
 def test_parse_indices_rejects(spec: str) -> None:
     with pytest.raises(AttnscopeError) as err:
         parse_indices(spec, 24, "layer")
-    assert err.value.code == ExitCode.USAGE and err.value.message.startswith("--layer ")
+    assert err.value.code == ExitCode.USAGE and err.value.message.startswith("layer ")
+    assert err.value.cli_message().startswith("--layer ")
 
 
 def test_parse_indices_accepts() -> None:
@@ -507,7 +508,11 @@ OTHER_COMMANDS = [
     (["heads", "", "-q", "그것을", "-k", "사과를", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
     (["matrix", SEED, "--layer", "9", "--head", "0", "--model", "{m}"], ExitCode.USAGE, "--layer 9 is out of range"),
     (["matrix", SEED, "--layer", "0", "--head", "a", "--model", "{m}"], ExitCode.USAGE, "--head 'a' is not a number"),
-    (["matrix", SEED, "--layer", "all", "--head", "0", "--model", "{m}"], ExitCode.USAGE, "matrix shows one layer"),
+    (
+        ["matrix", SEED, "--layer", "all", "--head", "0", "--model", "{m}"],
+        ExitCode.USAGE,
+        "--layer 'all': give one layer here",
+    ),
     (["matrix", SEED, "--layer", "0", "--head", "0", "--window", "5:2", "--model", "{m}"], ExitCode.USAGE, "--window"),
     (
         ["matrix", SEED, "--layer", "0", "--head", "0", "--window", "x", "--model", "{m}"],
@@ -521,7 +526,11 @@ OTHER_COMMANDS = [
     (["trace", SEED, "--lang", "fr", "--model", "{m}"], ExitCode.USAGE, "--lang 'fr': use en or ko"),
     (["trace", "", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
     (["explain", SEED, "--layer", "0", "--head", "9", "--model", "{m}"], ExitCode.USAGE, "--head 9 is out of range"),
-    (["explain", SEED, "--layer", "0", "--head", "0,1", "--model", "{m}"], ExitCode.USAGE, "--head takes one head"),
+    (
+        ["explain", SEED, "--layer", "0", "--head", "0,1", "--model", "{m}"],
+        ExitCode.USAGE,
+        "--head '0,1': give one head here",
+    ),
     (
         ["explain", SEED, "--layer", "0", "--head", "0", "-q", "바나나", "--model", "{m}"],
         ExitCode.USAGE,
@@ -663,8 +672,8 @@ def test_check_finite_names_the_model_head_when_heads_were_selected() -> None:
 @pytest.mark.slow
 def test_real_model_ranges_and_words(cli: Any, real_model: Path) -> None:
     m = ("--model", str(real_model))
-    one_error(cli("weights", SEED, "--layer", "24", *m), ExitCode.USAGE, "24 layers (0..23, or -1..-24)")
-    one_error(cli("weights", SEED, "--head", "5", "--pos", "17", *m), ExitCode.USAGE, "17 tokens (0..16, or -1..-17)")
+    one_error(cli("weights", SEED, "--layer", "24", *m), ExitCode.USAGE, "24 layers (0-23, or -1 to -24)")
+    one_error(cli("weights", SEED, "--head", "5", "--pos", "17", *m), ExitCode.USAGE, "17 tokens (0-16, or -1 to -17)")
     one_error(cli("weights", SEED, "-q", "바나나", *m), ExitCode.USAGE, f"its words are: {WORDS}")
 
 

@@ -93,7 +93,7 @@ def test_read_jsonl_auto_detected_and_bad_lines_named():
 def test_jsonl_by_file_name_even_when_first_line_is_odd():
     got = list(batch.read_entries([b"plain text\n"], "auto", name="x.jsonl"))
     assert isinstance(got[0], batch.BadLine)
-    with pytest.raises(AttnscopeError, match="--input-format"):
+    with pytest.raises(AttnscopeError, match="input_format"):
         list(batch.read_entries([b"x"], "csv"))
 
 
@@ -132,7 +132,8 @@ def test_bad_line_flushes_earlier_good_lines_first(loaded, monkeypatch):
     assert counter.sizes == [2]
     assert (first.line, second.line) == (1, 2) and first.result and second.result
     assert third.line == 3 and third.result is None and third.error is not None
-    assert third.error.message.startswith("line 3: --query 'not there' is not in the prompt")
+    assert third.error.message.startswith("line 3: query 'not there' is not in the prompt")
+    assert third.error.cli_message().startswith("line 3: --query 'not there' is not in the prompt")
     rest = list(outcomes)
     assert [o.line for o in rest] == [4] and rest[0].result is not None
 
@@ -146,7 +147,7 @@ def test_line_defaults_and_overrides(loaded):
 
 
 def test_bad_options_raise_before_running(loaded):
-    with pytest.raises(AttnscopeError, match="batch-size"):
+    with pytest.raises(AttnscopeError, match="batch_size 0: must be at least 1"):
         list(batch.run_batch(loaded, _items(), batch_size=0))
     with pytest.raises(AttnscopeError):
         list(batch.run_batch(loaded, _items(), layer="99"))

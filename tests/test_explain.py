@@ -146,7 +146,7 @@ def test_cli_errors(cli, model_dir):
     res = cli("explain", SEED, "--layer", "all", "--head", "0", "--model", str(model_dir))
     assert res.exit_code == 2 and res.stdout == ""
     errors = [line for line in res.stderr.splitlines() if "error" in line]
-    assert errors == ["attnscope: error: --layer takes one layer here, not 'all'"]
+    assert errors == ["attnscope: error: --layer 'all': give one layer here (0-2, or -1 to -3)"]
     res = cli("explain", SEED, "--layer", "0", "--head", "0", "--query", "없음", "--model", str(model_dir))
     assert res.exit_code == 2 and "not in the prompt" in res.stderr
 

@@ -286,7 +286,7 @@ def test_single_prompt_has_no_padding(loaded):
 
 
 def test_bad_side_in_core(loaded):
-    with pytest.raises(AttnscopeError, match="--padding-side 'middle'"):
+    with pytest.raises(AttnscopeError, match="padding_side 'middle'"):
         mask(loaded, [SEED], padding_side="middle")
 
 

@@ -89,9 +89,9 @@ def test_folder_without_config_is_reported_before_torch(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--layer", "99"], "--layer 99 is out of range: this model has 3 layers (0..2, or -1..-3)"),
-        (["--head", "4"], "--head 4 is out of range: this model has 4 heads (0..3, or -1..-4)"),
-        (["--head", "-5"], "--head -5 is out of range: this model has 4 heads (0..3, or -1..-4)"),
+        (["--layer", "99"], "--layer 99 is out of range: the model has 3 layers (0-2, or -1 to -3)"),
+        (["--head", "4"], "--head 4 is out of range: the model has 4 heads (0-3, or -1 to -4)"),
+        (["--head", "-5"], "--head -5 is out of range: the model has 4 heads (0-3, or -1 to -4)"),
         (
             ["-q", "바나나"],
             "--query '바나나' is not in the prompt; its words are: 민수는, 사과를, 샀다., 그는, 그것을, 먹었다.",
@@ -106,7 +106,7 @@ def test_weights_typos_are_reported_before_torch(model_dir: Path, args: list[str
 
 def test_layer_range_from_a_gguf_header_before_torch(tiny_gguf: Path) -> None:
     line = one_line(run_without_torch("weights", SEED, "--model", str(tiny_gguf), "--layer", "3"), ExitCode.USAGE)
-    assert "this model has 3 layers" in line
+    assert "the model has 3 layers" in line
 
 
 def test_heads_key_and_matrix_head_before_torch(model_dir: Path) -> None:
@@ -141,7 +141,7 @@ def test_query_error_matches_the_core(tokenizer: Any) -> None:
             find_query(enc, query, occurrence)
         with pytest.raises(AttnscopeError) as early:
             check_query_text([SEED], query, occurrence)
-        assert early.value.message == core.value.message
+        assert early.value.cli_message() == core.value.cli_message()  # the same line on stderr
 
 
 def test_query_found_or_left_to_the_tokenizer() -> None:
@@ -164,8 +164,9 @@ def test_chat_query_checked_after_the_tokenizer_alone(cli: Any, model_dir: Path)
 def test_selection_against_counts() -> None:
     check_selection("0,2", "-1", 3, 4)
     check_selection("99", "99", None, None)  # counts unknown (a hub id not cached): left to loading
-    with pytest.raises(AttnscopeError, match="--layer 3 is out of range"):
+    with pytest.raises(AttnscopeError, match="layer 3 is out of range") as bad:
         check_selection("3", None, 3, 4)
+    assert bad.value.cli_message().startswith("--layer 3 is out of range")
 
 
 def test_model_shape_of_folder_and_gguf(model_dir: Path, tiny_gguf: Path) -> None:

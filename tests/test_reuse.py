@@ -87,7 +87,7 @@ def test_bad_inputs(loaded):
         reuse(loaded, PREFIX, "")
     with pytest.raises(AttnscopeError, match="prompt is empty"):
         reuse(loaded, "  ", SUFFIX)
-    with pytest.raises(AttnscopeError, match="--repeat"):
+    with pytest.raises(AttnscopeError, match="repeat must be at least 1"):
         reuse(loaded, PREFIX, SUFFIX, repeat=0)
     with pytest.raises(AttnscopeError, match="max_position_embeddings"):
         reuse(loaded, PREFIX, SUFFIX, repeat=10)  # the tiny model has 128 positions

@@ -84,9 +84,9 @@ def test_missing_rope_theta():
 
 
 def test_bad_options(loaded):
-    with pytest.raises(AttnscopeError, match="--pos"):
+    with pytest.raises(AttnscopeError, match="pos -1: a position is 0 or more"):
         rope(loaded, pos=-1)
-    with pytest.raises(AttnscopeError, match="--deltas"):
+    with pytest.raises(AttnscopeError, match="deltas: give positive shifts"):
         rope(loaded, deltas=[0])
     with pytest.raises(AttnscopeError, match="one head"):
         rope(loaded, head="all")

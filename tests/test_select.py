@@ -24,7 +24,7 @@ def test_specs(spec, expected):
 @pytest.mark.parametrize(
     "spec,message",
     [
-        ("24", "out of range: this model has 24 layers"),
+        ("24", "out of range: the model has 24 layers"),
         ("3-", "not a range"),
         ("a", "not a number"),
         ("5-2", "backwards"),

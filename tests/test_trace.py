@@ -82,7 +82,7 @@ def test_broken_lens_is_caught(loaded, monkeypatch):
 def test_bad_inputs(loaded):
     from attnscope.errors import AttnscopeError
 
-    with pytest.raises(AttnscopeError, match="--pos 99"):
+    with pytest.raises(AttnscopeError, match="pos 99 is out of range"):
         trace(loaded, SEED, pos=99)
     with pytest.raises(AttnscopeError, match="itself"):
         trace(loaded, SEED, pos=-1, compare_pos=-1)

@@ -66,7 +66,33 @@ PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it
 QueryOpt = Annotated[str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")]
 OccurrenceOpt = Annotated[int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")]
 PosOpt = Annotated[
-    int | None, typer.Option("--pos", help="Query position; negative counts from the end. Default: the last token.")
+    int | None,
+    typer.Option(
+        "--pos", help="A token position; negative counts from the end. Default: the last token (rope: position 10)."
+    ),
+]
+LayerOpt = Annotated[
+    str,
+    typer.Option(
+        "--layer",
+        "-l",
+        help="Layers: 5, -1, 0,3,20-23 or all; matrix, explain and rope take one. Default: all (one: 0).",
+    ),
+]
+HeadOpt = Annotated[
+    str,
+    typer.Option("--head", help="Query heads: 5, -1, 0,3,8-13 or all; matrix, explain and rope take one."),
+]
+ByOpt = Annotated[
+    str,
+    typer.Option(
+        "--by",
+        help="token|word: one row/key per token, or a word's tokens together (their weights summed as keys, "
+        "averaged as queries). Default: word in weights, token in matrix.",
+    ),
+]
+NoSinkOpt = Annotated[
+    bool, typer.Option("--no-sink", help="Exclude position 0 (the attention sink) and renormalise each row.")
 ]
 
 
@@ -278,7 +304,7 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except AttnscopeError as exc:
-            stderr_line(f"attnscope: error: {exc.message}")
+            stderr_line(f"attnscope: error: {exc.cli_message()}")
             raise typer.Exit(int(exc.code)) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise

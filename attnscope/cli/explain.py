@@ -9,6 +9,8 @@ import typer
 from attnscope.cli import app
 from attnscope.cli.common import (
     Chat,
+    HeadOpt,
+    LayerOpt,
     Model,
     Output,
     PromptArg,
@@ -25,8 +27,8 @@ from attnscope.cli.trace import fail_if_not_ok
 @option_groups
 def explain_cmd(
     prompt: PromptArg,
-    layer: Annotated[str, typer.Option("--layer", "-l", help="One layer (negative counts from the end).")],
-    head: Annotated[str, typer.Option("--head", help="One query head (negative counts from the end).")],
+    layer: LayerOpt,
+    head: HeadOpt,
     *,
     query: Query,
     dims: Annotated[int, typer.Option("--dims", help="How many dims of q, k_j and out to show.", min=1)] = 4,

@@ -11,6 +11,8 @@ import typer
 from attnscope.cli import app
 from attnscope.cli.common import (
     Chat,
+    HeadOpt,
+    LayerOpt,
     MessagesOpt,
     Model,
     Output,
@@ -39,8 +41,8 @@ def generate_cmd(
         float | None, typer.Option("--temperature", help="Sample at this temperature. Default: greedy.")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed for --temperature.")] = None,
-    layer: Annotated[str, typer.Option("--layer", "-l", help="Layers: 5, -1, 0,3,20-23 or all.")] = "all",
-    head: Annotated[str, typer.Option("--head", help="Heads: 5, -1, 0,3,8-13 or all.")] = "all",
+    layer: LayerOpt = "all",
+    head: HeadOpt = "all",
     steps: Annotated[
         str | None,
         typer.Option(

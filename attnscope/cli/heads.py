@@ -11,6 +11,7 @@ from attnscope.cli.common import (
     Chat,
     MeasureOpt,
     Model,
+    NoSinkOpt,
     OccurrenceOpt,
     Output,
     PromptArg,
@@ -31,7 +32,7 @@ def heads_cmd(
         str, typer.Option("--query-agg", help="last|mean: a multi-token query uses its last token or the mean row.")
     ] = "last",
     top: Annotated[int, typer.Option("--top", help="How many top heads to list.")] = 10,
-    no_sink: Annotated[bool, typer.Option("--no-sink", help="Exclude position 0 and renormalise each row.")] = False,
+    no_sink: NoSinkOpt = False,
     occurrence: OccurrenceOpt = None,
     key_occurrence: Annotated[
         int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
@@ -49,8 +50,8 @@ def heads_cmd(
     from attnscope.results.weights import Measure
 
     text = read_prompt(prompt)
-    agg = one_of(query_agg, get_args(QueryAgg), "--query-agg")
-    how = one_of(measure, get_args(Measure), "--measure")
+    agg = one_of(query_agg, get_args(QueryAgg), "query_agg")
+    how = one_of(measure, get_args(Measure), "measure")
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
     find = [("--query", query, occurrence), ("--key", key, key_occurrence)]

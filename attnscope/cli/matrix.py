@@ -8,7 +8,10 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
+    ByOpt,
     Chat,
+    HeadOpt,
+    LayerOpt,
     Model,
     Output,
     PromptArg,
@@ -23,11 +26,9 @@ from attnscope.cli.common import (
 @option_groups
 def matrix_cmd(
     prompt: PromptArg,
-    layer: Annotated[str, typer.Option("--layer", "-l", help="One layer (negative counts from the end).")],
-    head: Annotated[str, typer.Option("--head", help="One head (negative counts from the end).")],
-    by: Annotated[
-        str, typer.Option("--by", help="token|word: word = mean over a word's query tokens, sum over its key tokens.")
-    ] = "token",
+    layer: LayerOpt,
+    head: HeadOpt,
+    by: ByOpt = "token",
     window: Annotated[
         str | None, typer.Option("--window", help="A:B: only query and key positions A..B-1 (long prompts).")
     ] = None,
@@ -41,7 +42,7 @@ def matrix_cmd(
     from attnscope.results.matrix import By
 
     text = read_prompt(prompt)
-    by_ = one_of(by, get_args(By), "--by")
+    by_ = one_of(by, get_args(By), "by")
     loaded = model.load(layer=layer, head=head)
     from attnscope.core.matrix import matrix
 

@@ -52,7 +52,7 @@ def read_result(path: str, line: int | None = None) -> Any:
     try:
         return from_json(doc)
     except AttnscopeError as exc:
-        raise AttnscopeError(f"{name}: {exc.message}", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError(f"{name}: {exc.cli_message()}", ExitCode.INPUT_FILE) from None
     except (TypeError, ValueError) as exc:
         raise AttnscopeError(f"{name}: not a valid attnscope result ({exc})", ExitCode.INPUT_FILE) from None
 

@@ -8,8 +8,11 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
+    HeadOpt,
+    LayerOpt,
     Model,
     Output,
+    PosOpt,
     handle_errors,
     option_groups,
     read_prompt,
@@ -30,9 +33,9 @@ def _deltas(spec: str) -> list[int]:
 @handle_errors
 @option_groups
 def rope_cmd(
-    pos: Annotated[int, typer.Option("--pos", help="Position whose rotation angles are shown.")] = 10,
-    layer: Annotated[str, typer.Option("--layer", "-l", help="Layer for the relative check.")] = "0",
-    head: Annotated[str, typer.Option("--head", help="Query head for the relative check.")] = "0",
+    pos: PosOpt = None,
+    layer: LayerOpt = "0",
+    head: HeadOpt = "0",
     prompt: Annotated[
         str | None,
         typer.Option("--prompt", help="Prompt whose real q/k are used (- for stdin). Default: the note's sentence."),
@@ -54,6 +57,6 @@ def rope_cmd(
     loaded = model.load(layer=layer, head=head)
     from attnscope.core.rope import rope
 
-    result = rope(loaded, pos=pos, layer=layer, head=head, prompt=text, deltas=shifts)
+    result = rope(loaded, pos=10 if pos is None else pos, layer=layer, head=head, prompt=text, deltas=shifts)
     out.emit(result)
     fail_if_not_ok(result, "scores changed with the shift, or k/v are not what RoPE predicts")

@@ -11,6 +11,7 @@ from attnscope.cli.common import (
     Chat,
     Model,
     Output,
+    PosOpt,
     PromptArg,
     handle_errors,
     option_groups,
@@ -33,7 +34,7 @@ def fail_if_not_ok(result: Any, what: str) -> None:
 @option_groups
 def trace_cmd(
     prompt: PromptArg,
-    pos: Annotated[int, typer.Option("--pos", help="Position to trace; negative counts from the end.")] = -1,
+    pos: PosOpt = None,
     dims: Annotated[int, typer.Option("--dims", help="How many leading dims of each vector to show.", min=1)] = 4,
     top: Annotated[int, typer.Option("--top", help="Logit-lens candidates per row.", min=1)] = 3,
     compare_pos: Annotated[
@@ -56,7 +57,7 @@ def trace_cmd(
     result = trace(
         loaded,
         text,
-        pos=pos,
+        pos=-1 if pos is None else pos,
         dims=dims,
         top=top,
         compare_pos=compare_pos,

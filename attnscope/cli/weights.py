@@ -18,9 +18,13 @@ import typer
 
 from attnscope.cli import app
 from attnscope.cli.common import (
+    ByOpt,
     Chat,
+    HeadOpt,
+    LayerOpt,
     MeasureOpt,
     Model,
+    NoSinkOpt,
     Output,
     Query,
     handle_errors,
@@ -41,14 +45,12 @@ def weights_cmd(
     ] = None,
     *,
     query: Query,
-    layer: Annotated[str, typer.Option("--layer", "-l", help="Layers: 5, -1, 0,3,20-23 or all.")] = "all",
-    head: Annotated[str, typer.Option("--head", help="Heads: 5, -1, 0,3,8-13 or all.")] = "all",
-    by: Annotated[
-        str, typer.Option("--by", help="word|token: word (default) sums each key word's tokens; token shows each.")
-    ] = "word",
+    layer: LayerOpt = "all",
+    head: HeadOpt = "all",
+    by: ByOpt = "word",
     measure: MeasureOpt = "weight",
     agg: Annotated[str, typer.Option("--agg", help="mean|max over the selected layers and heads.")] = "mean",
-    no_sink: Annotated[bool, typer.Option("--no-sink", help="Exclude position 0 and renormalise each row.")] = False,
+    no_sink: NoSinkOpt = False,
     per_head: Annotated[
         bool, typer.Option("--per-head", help="One chart per selected head, with its KV group.")
     ] = False,
@@ -92,13 +94,13 @@ def weights_cmd(
     if device_map is not None and model.device != "auto":
         raise _bad("give --device or --device-map, not both")
     view = WeightsView(
-        by=one_of(by, get_args(By), "--by"),
-        agg=one_of(agg, get_args(Agg), "--agg"),
+        by=one_of(by, get_args(By), "by"),
+        agg=one_of(agg, get_args(Agg), "agg"),
         no_sink=no_sink,
         per_head=per_head,
         all_keys=all_keys,
     )
-    measure = one_of(measure, get_args(Measure), "--measure")
+    measure = one_of(measure, get_args(Measure), "measure")
     if input_file is not None:
         if measure != "weight":
             raise _bad("--measure norm works on one prompt; it cannot be used with --input")
@@ -199,7 +201,7 @@ def _batch(
                         first_error, first_line = outcome.error, outcome.line
                     if not keep_going:
                         break
-                    stderr_line(f"attnscope: error: {outcome.error.message}")
+                    stderr_line(f"attnscope: error: {outcome.error.cli_message()}")
                     continue
                 result = outcome.result
                 for warning in result.warnings:
@@ -223,7 +225,9 @@ def _batch(
     stderr_line(f"attnscope: {written} written, {failed} failed in {elapsed:.1f} s{rate}")
     if first_error is not None:
         if not keep_going:
-            raise AttnscopeError(first_error.message + " (stopped; --keep-going skips bad lines)", first_error.code)
+            raise AttnscopeError(
+                first_error.cli_message() + " (stopped; --keep-going skips bad lines)", first_error.code
+            )
         raise AttnscopeError(f"{failed} line(s) failed, the first at line {first_line}", first_error.code)
     if written == 0:
         raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)

@@ -61,7 +61,8 @@ def line_error(line: int, exc: AttnscopeError) -> AttnscopeError:
     """The same error with ``line N:`` in front (once)."""
     prefix = f"line {line}: "
     message = exc.message if exc.message.startswith(prefix) else prefix + exc.message
-    return AttnscopeError(message, exc.code)
+    cli = exc.cli_message()
+    return AttnscopeError(message, exc.code, cli=cli if cli.startswith(prefix) else prefix + cli)
 
 
 def _bad(line: int, message: str) -> BadLine:
@@ -111,7 +112,7 @@ def read_entries(lines: Iterable[bytes], fmt: str = "auto", name: str = "") -> I
     UTF-8 make that line bad, not the file.
     """
     if fmt not in FORMATS:
-        raise AttnscopeError(f"--input-format {fmt!r}: use auto, lines or jsonl")
+        raise AttnscopeError(f"input_format {fmt!r}: use auto, lines or jsonl", option="input_format")
     jsonl: bool | None = {"lines": False, "jsonl": True}.get(fmt)
     if jsonl is None and name.lower().endswith(".jsonl"):
         jsonl = True
@@ -159,7 +160,7 @@ def run_batch(
     before anything runs; an error in one line becomes that line's outcome.
     """
     if batch_size < 1:
-        raise AttnscopeError(f"--batch-size {batch_size}: must be at least 1")
+        raise AttnscopeError(f"batch_size {batch_size}: must be at least 1", option="batch_size")
     if side not in ("left", "right"):
         raise AttnscopeError(f"padding side {side!r}: use left or right")
     view = view or WeightsView()

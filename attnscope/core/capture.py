@@ -25,6 +25,7 @@ from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
+from attnscope.core import masking
 from attnscope.errors import AttnscopeError, ExitCode
 
 IMPL = "attnscope"
@@ -120,12 +121,9 @@ def attention_rows(
     else:
         m_idx = positions.to(mask.device)[:, None, :, None].expand(batch, mask.shape[1], n_pos, kv_len)
         m_rows = torch.gather(mask, 2, m_idx)  # (B, 1|H, P, T)
-        if m_rows.dtype == torch.bool:
-            scores = scores.masked_fill(~m_rows, float("-inf"))
-        else:
-            m_rows = m_rows.float()
-            scores = scores + m_rows
-            scores = scores.masked_fill(m_rows <= torch.finfo(mask.dtype).min, float("-inf"))
+        if m_rows.is_floating_point():
+            scores = scores + m_rows.float()  # an additive mask: biases are added, masked keys forced below
+        scores = scores.masked_fill(masking.forbids(m_rows), float("-inf"))
     empty = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (B, H, P, 1)
     rows = torch.softmax(scores.masked_fill(empty, 0.0), dim=-1)
     return rows.masked_fill(empty, 0.0)

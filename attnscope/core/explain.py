@@ -25,7 +25,10 @@ from typing import Any
 
 import torch
 
-from attnscope.core.rope import attention_module, cos_sin, one_index, project, rotate, tolerance
+from attnscope.core import masking
+from attnscope.core.common import tolerance
+from attnscope.core.rope import attention_module, cos_sin, project, rotate
+from attnscope.core.select import one_index
 from attnscope.core.tokens import check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
@@ -47,10 +50,7 @@ def _allowed(mask: torch.Tensor | None, query_pos: int, n_keys: int) -> torch.Te
     """(T,) bool: which keys the model's own mask lets the query see."""
     if mask is None:  # sdpa's is_causal path: plain causal
         return torch.arange(n_keys) <= query_pos
-    row = mask[0, 0, query_pos, :n_keys]  # (T,)
-    if row.dtype == torch.bool:
-        return row.cpu()
-    return (row > torch.finfo(row.dtype).min).cpu()
+    return masking.allows(mask[0, 0, query_pos, :n_keys]).cpu()  # (T,)
 
 
 def _check(name: str, kind: str, value: float, limit: float) -> Check:
@@ -72,7 +72,7 @@ def explain(
 ) -> ExplainResult:
     """Everything ``attnscope explain`` does for one prompt, layer and head."""
     if dims < 1:
-        raise AttnscopeError("--dims must be at least 1")
+        raise AttnscopeError("dims must be at least 1", option="dims")
     info = loaded.info
     li = one_index(layer, info.num_hidden_layers, "layer")
     hi = one_index(head, info.num_attention_heads, "head")

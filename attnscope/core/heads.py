@@ -83,7 +83,7 @@ def heads(
 ) -> HeadsResult:
     """Everything ``attnscope heads`` does for one prompt (``measure``: weight or norm)."""
     if top < 1:
-        raise AttnscopeError(f"--top {top}: give 1 or more")
+        raise AttnscopeError(f"top {top}: give 1 or more", option="top")
     info = loaded.info
     enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
@@ -92,11 +92,15 @@ def heads(
     k_span = find_span(enc, key, key_occurrence, warnings, "key")
     if k_span[-1] > q_span[-1]:
         raise AttnscopeError(
-            f"--key {key!r} ({_describe(enc, k_span)}) ends after the query {query!r} ({_describe(enc, q_span)}); "
-            "a token attends only to itself and earlier tokens, so put the key before the query"
+            f"key {key!r} ({_describe(enc, k_span)}) ends after the query {query!r} ({_describe(enc, q_span)}); "
+            "a token attends only to itself and earlier tokens, so put the key before the query",
+            option="key",
         )
     if no_sink and q_span[0] == 0:
-        raise AttnscopeError("--no-sink: the query span starts at position 0, which --no-sink excludes")
+        raise AttnscopeError(
+            "no_sink: the query span starts at position 0, which no_sink excludes",
+            cli="--no-sink: the query span starts at position 0, which --no-sink excludes",
+        )
     if no_sink and 0 in k_span:
         warnings.append(ResultWarning(code="sink_key_excluded"))
     rows, shares, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)

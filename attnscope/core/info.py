@@ -6,18 +6,18 @@ the shapes (qwen2/llama/mistral) or from building the model on the ``meta`` devi
 GGUF file the header is scanned directly (``attnscope.ggufheader``): the metadata keys
 (``qwen2.block_count``, ``qwen2.attention.head_count_kv``, ...) and the tensor shapes, which
 give the exact stored parameter count.
-This module reads configs and file headers only; it never loads weights and never prints.
+The reading itself (config.json, the tokenizer files, the GGUF header, the hub) is
+``attnscope.loading``'s; this module turns what it read into facts, and never prints.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Literal, cast
 
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.ggufheader import read_gguf_header
+from attnscope.loading import REQUIRED, has_chat_template, read_config, read_gguf_header
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult, KVGroup
 
 
@@ -40,7 +40,7 @@ def _numel(shape: list[int]) -> int:
 
 
 def info_from_gguf(path: Path) -> InfoResult:
-    header = read_gguf_header(path)
+    header = read_gguf_header(path)  # through loading: the one module that reads files
     meta = header.metadata
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
@@ -129,88 +129,10 @@ def count_parameters(doc: dict[str, Any]) -> int:
     return sum(p.numel() for p in model.parameters())  # tied weights are counted once
 
 
-def _quiet_hub() -> None:
-    """No retry chatter from huggingface_hub on stderr (transformers is not imported here)."""
-    import logging
-
-    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
-
-
-def _has_chat_template(spec: str, kind: str, revision: str | None) -> bool | None:
-    """Whether the tokenizer files carry a chat template; None when they cannot be read."""
-    if kind == "folder":
-        folder = Path(spec)
-        if (folder / "chat_template.jinja").is_file():
-            return True
-        try:
-            doc = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return bool(isinstance(doc, dict) and doc.get("chat_template"))
-    from huggingface_hub import hf_hub_download
-
-    from attnscope.loading import hub_local_only
-
-    for name in ("chat_template.jinja", "tokenizer_config.json"):
-        try:
-            local = hf_hub_download(spec, name, revision=revision, local_files_only=hub_local_only())
-        except Exception:  # missing file, offline, gated: all mean "cannot tell from here"
-            continue
-        if name.endswith(".jinja"):
-            return True
-        try:
-            doc = json.loads(Path(local).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return bool(isinstance(doc, dict) and doc.get("chat_template"))
-    return None
-
-
-REQUIRED = ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size")
-
-
-def _config_doc(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
-    """config.json as a dict: read directly (no torch import), or through AutoConfig when
-    it leaves out fields that the config class fills with defaults."""
-    from attnscope.loading import _hub_error, hub_local_only
-
-    try:
-        if kind == "folder":
-            path = Path(spec) / "config.json"
-        else:
-            from huggingface_hub import hf_hub_download
-
-            _quiet_hub()
-            path = Path(hf_hub_download(spec, "config.json", revision=revision, local_files_only=hub_local_only()))
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise AttnscopeError(f"{spec}: config.json is not valid JSON ({exc})", ExitCode.MODEL) from exc
-    except Exception as exc:  # OSError, hub errors
-        if kind == "hub":
-            raise _hub_error(spec, exc) from exc
-        raise AttnscopeError(f"{spec}: cannot read config.json ({exc})", ExitCode.MODEL) from exc
-    if not isinstance(doc, dict):
-        raise AttnscopeError(f"{spec}: config.json is not a JSON object", ExitCode.MODEL)
-    text = doc.get("text_config", doc)
-    if isinstance(text, dict) and all(k in text for k in REQUIRED):
-        return doc
-    from transformers import AutoConfig
-
-    from attnscope.loading import _quiet_transformers
-
-    _quiet_transformers()
-    try:
-        hub: dict[str, Any] = {"revision": revision, "local_files_only": hub_local_only()} if kind == "hub" else {}
-        full: dict[str, Any] = AutoConfig.from_pretrained(spec, **hub).to_dict()
-    except (OSError, ValueError, KeyError) as exc:
-        raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
-    return full
-
-
 def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | None = None) -> InfoResult:
     from attnscope.loading import SUPPORTED_MODEL_TYPES
 
-    doc = _config_doc(spec, kind, revision)
+    doc = read_config(spec, kind, revision)
     model_type = str(doc.get("model_type", ""))
     if model_type not in SUPPORTED_MODEL_TYPES:
         raise AttnscopeError(
@@ -233,7 +155,7 @@ def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | 
         params: int | None = count_parameters(doc)
     except Exception as exc:  # an architecture transformers cannot build
         params, error = None, type(exc).__name__
-    template = _has_chat_template(spec, kind, revision)
+    template = has_chat_template(spec, kind, revision)
     tied = doc.get("tie_word_embeddings")
     return InfoResult(
         model=spec,

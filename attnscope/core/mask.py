@@ -23,10 +23,10 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture, maskgrid
+from attnscope.core import capture, maskgrid, masking
+from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.select import one_of
 from attnscope.core.tokens import Encoded, check_length, encode
-from attnscope.core.weights import pad_batch, pad_id
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
 from attnscope.results.common import ResultWarning
@@ -75,10 +75,7 @@ def _allowed(mask4d: torch.Tensor | None, batch: int, n: int) -> torch.Tensor:
     """
     if mask4d is None:
         return torch.ones(n, n, dtype=torch.bool).tril().expand(batch, n, n)
-    m = mask4d[:, 0, :, -n:]  # (B, T, T): the last T keys are this batch's tokens
-    if m.dtype == torch.bool:
-        return m
-    return m > torch.finfo(m.dtype).min / 2
+    return masking.allows(mask4d[:, 0, :, -n:])  # (B, T, T): the last T keys are this batch's tokens
 
 
 def _mask_kind(mask4d: torch.Tensor | None) -> MaskKind:
@@ -149,7 +146,7 @@ def mask(
         raise AttnscopeError("give at least one prompt")
     maskgrid.check_max_size(max_size)
     tokenizer, model = loaded.tokenizer, loaded.model
-    side = one_of(padding_side or getattr(tokenizer, "padding_side", None) or "right", maskgrid.SIDES, "--padding-side")
+    side = one_of(padding_side or getattr(tokenizer, "padding_side", None) or "right", maskgrid.SIDES, "padding_side")
     encs = [encode(tokenizer, p, chat=chat, system=system) for p in prompts]
     for e in encs:
         check_length(len(e.ids), getattr(model.config, "max_position_embeddings", None))

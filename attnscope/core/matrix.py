@@ -18,7 +18,7 @@ from typing import Literal, get_args
 import torch
 
 from attnscope.core import capture, memory
-from attnscope.core.select import parse_indices
+from attnscope.core.select import one_index
 from attnscope.core.tokens import Encoded, check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
@@ -37,15 +37,17 @@ def parse_window(spec: str | None, n: int) -> tuple[int, int]:
     if spec is None:
         return 0, n
     if spec.count(":") != 1:
-        raise AttnscopeError(f"--window {spec!r}: write it as A:B (token positions A..B-1), e.g. 0:40")
+        raise AttnscopeError(f"window {spec!r}: write it as A:B (token positions A to B-1), e.g. 0:40", option="window")
     lo_s, hi_s = (p.strip() for p in spec.split(":"))
     try:
         lo = int(lo_s) if lo_s else 0
         hi = int(hi_s) if hi_s else n
     except ValueError:
-        raise AttnscopeError(f"--window {spec!r}: A and B must be whole numbers, e.g. 0:40") from None
+        raise AttnscopeError(f"window {spec!r}: A and B must be whole numbers, e.g. 0:40", option="window") from None
     if not 0 <= lo < hi <= n:
-        raise AttnscopeError(f"--window {spec!r} is out of range: the prompt has {n} tokens (0 <= A < B <= {n})")
+        raise AttnscopeError(
+            f"window {spec!r} is out of range: the prompt has {n} tokens (0 <= A < B <= {n})", option="window"
+        )
     return lo, hi
 
 
@@ -60,13 +62,6 @@ def check_memory(rows: int, cols: int, device: str = "cpu") -> None:
     else:
         memory.guard(cells * HOST_BYTES_PER_CELL, what, suggestion)
         memory.guard(cells * DEVICE_BYTES_PER_CELL, what, suggestion + " or --device cpu", device)
-
-
-def one_index(spec: str, n: int, what: str) -> int:
-    picked = parse_indices(spec, n, what)
-    if len(picked) != 1 or spec.strip().lower() == "all":
-        raise AttnscopeError(f"--{what} {spec!r}: matrix shows one {what}; give a single index (0..{n - 1}, or -1)")
-    return picked[0]
 
 
 def group_cells(
@@ -137,7 +132,10 @@ def matrix(
     check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
     start, end = parse_window(window, n)
     if by == "word" and (start, end) != (0, n):
-        raise AttnscopeError("--by word works on the whole prompt; use --window without --by word")
+        raise AttnscopeError(
+            "by='word' works on the whole prompt; give no window with it",
+            cli="--by word works on the whole prompt; use --window without --by word",
+        )
     check_memory(end - start, end, str(next(loaded.model.parameters()).device))
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
     positions = torch.arange(start, end)[None, :]  # (1, P)

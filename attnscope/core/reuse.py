@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
-from attnscope.core.rope import tolerance
+from attnscope.core.common import tolerance
 from attnscope.core.tokens import check_length, encode, readable
 from attnscope.core.trace import vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
@@ -192,7 +192,7 @@ def comparisons(loaded: Loaded, ids: list[int], repeat: int) -> Comparisons:
 def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> ReuseResult:
     """Everything ``attnscope reuse`` does."""
     if repeat < 1:
-        raise AttnscopeError("--repeat must be at least 1")
+        raise AttnscopeError("repeat must be at least 1", option="repeat")
     tokenizer = loaded.tokenizer
     model = loaded.model
     pre = encode(tokenizer, prefix)

@@ -25,7 +25,8 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
-from attnscope.core.select import parse_indices
+from attnscope.core.common import tolerance
+from attnscope.core.select import one_index
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
@@ -33,19 +34,6 @@ from attnscope.results.rope import Pair, RelativeCheck, RopeResult, VCheck
 
 DEFAULT_PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."
 DEFAULT_DELTAS = (1, 10, 100, 1000)
-
-
-def one_index(spec: str | int, n: int, what: str) -> int:
-    """A single --layer/--head value (negative counts from the end)."""
-    got = parse_indices(str(spec), n, what)
-    if len(got) != 1 or str(spec).strip().lower() == "all":
-        raise AttnscopeError(f"--{what} takes one {what} here, not {spec!r}")
-    return got[0]
-
-
-def tolerance(dtype: torch.dtype) -> float:
-    """How far two computations of the same number may differ and still count as equal."""
-    return 1e-4 if dtype == torch.float32 else 5e-2
 
 
 @dataclass
@@ -262,11 +250,11 @@ def rope(
     theta, rope_type = rope_theta(config)
     head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
     if pos < 0:
-        raise AttnscopeError(f"--pos {pos}: a position is 0 or more")
+        raise AttnscopeError(f"pos {pos}: a position is 0 or more", option="pos")
     chosen = deltas is not None
     deltas = list(DEFAULT_DELTAS if deltas is None else deltas)
     if not deltas or any(d <= 0 for d in deltas):
-        raise AttnscopeError("--deltas: give positive shifts, e.g. 1,10,100,1000")
+        raise AttnscopeError("deltas: give positive shifts, e.g. 1,10,100,1000", option="deltas")
     li = one_index(layer, info.num_hidden_layers, "layer")
     hi = one_index(head, info.num_attention_heads, "head")
     table = pairs(theta, head_dim, pos)

@@ -204,7 +204,7 @@ def encode(
     if messages is not None:
         chat = True
     if system is not None and not chat:
-        raise AttnscopeError("--system needs --chat")
+        raise AttnscopeError("a system message needs chat=True", cli="--system needs --chat")
     if prompt is not None or not chat:
         check_prompt(prompt or "")
     if chat:
@@ -249,7 +249,7 @@ def _word_list(enc: Encoded) -> str:
     return ", ".join(shown)
 
 
-_OPTIONS = {"query": ("--query", "--occurrence"), "key": ("--key", "--key-occurrence")}
+_NAMES = {"query": ("query", "occurrence"), "key": ("key", "key_occurrence")}
 
 
 def find_span(
@@ -264,23 +264,25 @@ def find_span(
     An ambiguous ``needle`` without ``occurrence`` takes the first match and adds a warning
     (``ambiguous_query`` or ``ambiguous_key``, after ``role``) to ``warnings``.
     """
-    opt, occ_opt = _OPTIONS[role]
+    opt, occ_opt = _NAMES[role]
     if not needle.strip():
-        raise AttnscopeError(f"{opt} is empty")
+        raise AttnscopeError(f"{opt} is empty", option=opt)
     hits = []
     at = enc.text.find(needle)
     while at >= 0:
         hits.append(at)
         at = enc.text.find(needle, at + 1)
     if not hits:
-        raise AttnscopeError(f"{opt} {needle!r} is not in the prompt; its words are: {_word_list(enc)}")
+        raise AttnscopeError(f"{opt} {needle!r} is not in the prompt; its words are: {_word_list(enc)}", option=opt)
     if occurrence is None:
         if len(hits) > 1 and warnings is not None:
             code: WarningCode = "ambiguous_query" if role == "query" else "ambiguous_key"
             warnings.append(ResultWarning(code=code, text=needle, count=len(hits)))
         occurrence = 1
     if not 1 <= occurrence <= len(hits):
-        raise AttnscopeError(f"{occ_opt} {occurrence} is out of range: {needle!r} occurs {len(hits)} time(s)")
+        raise AttnscopeError(
+            f"{occ_opt} {occurrence} is out of range: {needle!r} occurs {len(hits)} time(s)", option=occ_opt
+        )
     start = hits[occurrence - 1]
     end = start + len(needle)
     return [t.index for t in enc.tokens if t.start < end and t.end > start]
@@ -294,10 +296,13 @@ def find_query(
     return Query(index=span[-1], text=query, span=span)
 
 
-def query_at(enc: Encoded, pos: int) -> Query:
+def query_at(enc: Encoded, pos: int, name: str = "pos") -> Query:
+    """The token at ``pos`` (negative counts from the end) as a query; ``name`` is what the caller calls it."""
     n = len(enc.tokens)
     if not -n <= pos < n:
-        raise AttnscopeError(f"--pos {pos} is out of range: the prompt has {n} tokens (0..{n - 1}, or -1..-{n})")
+        raise AttnscopeError(
+            f"{name} {pos} is out of range: the prompt has {n} tokens (0-{n - 1}, or -1 to -{n})", option=name
+        )
     index = pos % n
     return Query(index=index, text=enc.tokens[index].label, span=[index])
 
@@ -311,9 +316,9 @@ def pick_query(
 ) -> Query:
     """--query, --pos, or by default the last token."""
     if query is not None and pos is not None:
-        raise AttnscopeError("give --query or --pos, not both")
+        raise AttnscopeError("give query or pos, not both", cli="give --query or --pos, not both")
     if occurrence is not None and query is None:
-        raise AttnscopeError("--occurrence needs --query")
+        raise AttnscopeError("occurrence needs query", cli="--occurrence needs --query")
     if query is not None:
         return find_query(enc, query, occurrence, warnings)
     return query_at(enc, -1 if pos is None else pos)

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
-from attnscope.core.rope import tolerance
+from attnscope.core.common import tolerance
 from attnscope.core.tokens import _token_bytes, check_length, encode, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
@@ -151,18 +151,20 @@ def trace(
 ) -> TraceResult:
     """Everything ``attnscope trace`` does for one prompt."""
     if dims < 1:
-        raise AttnscopeError("--dims must be at least 1")
+        raise AttnscopeError("dims must be at least 1", option="dims")
     if top < 1:
-        raise AttnscopeError("--top must be at least 1")
+        raise AttnscopeError("top must be at least 1", option="top")
     model = loaded.model
     enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
     p = query_at(enc, pos).index
     other: int | None = None
     if compare_pos is not None:
-        other = query_at(enc, compare_pos).index
+        other = query_at(enc, compare_pos, "compare_pos").index
         if other == p:
-            raise AttnscopeError(f"--compare-pos {compare_pos} is the traced position itself; pick another one")
+            raise AttnscopeError(
+                f"compare_pos {compare_pos} is the traced position itself; pick another one", option="compare_pos"
+            )
     else:
         same = [i for i in range(len(enc.ids)) if enc.ids[i] == enc.ids[p] and i != p]
         if same:

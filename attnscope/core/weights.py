@@ -10,11 +10,12 @@ strip and the per-head charts. It does not load models and does not print.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import get_args
 
 import torch
 
 from attnscope.core import capture
+from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
@@ -25,29 +26,6 @@ from attnscope.results.weights import Agg, Bar, By, Chart, Hardest, Measure, Str
 BYS: tuple[By, ...] = get_args(By)
 MEASURES: tuple[Measure, ...] = get_args(Measure)
 AGGS: tuple[Agg, ...] = get_args(Agg)
-
-
-def pad_batch(encs: Sequence[Encoded], pad_id: int, side: str = "left") -> tuple[torch.Tensor, torch.Tensor, list[int]]:
-    """(input_ids, attention_mask, offsets): both (batch, T); offsets[b] is where sequence b starts."""
-    width = max(len(e.ids) for e in encs)
-    ids = torch.full((len(encs), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(encs), width), dtype=torch.long)
-    offsets = []
-    for b, e in enumerate(encs):
-        n = len(e.ids)
-        start = width - n if side == "left" else 0
-        ids[b, start : start + n] = torch.tensor(e.ids)
-        mask[b, start : start + n] = 1
-        offsets.append(start)
-    return ids, mask, offsets
-
-
-def pad_id(tokenizer: Any) -> int:
-    for name in ("pad_token_id", "eos_token_id"):
-        value = getattr(tokenizer, name, None)
-        if isinstance(value, int):
-            return value
-    return 0
 
 
 def query_rows(
@@ -131,7 +109,9 @@ def hardest(
 def drop_sink(rows: torch.Tensor) -> torch.Tensor:
     """rows (..., K): position 0 set to 0 and each row renormalised over the rest."""
     if rows.shape[-1] < 2:
-        raise AttnscopeError("--no-sink: the query is position 0, so nothing is left once it is excluded")
+        raise AttnscopeError(
+            "no_sink: the query is position 0, so nothing is left once position 0 is excluded", option="no_sink"
+        )
     out = rows.clone()
     out[..., 0] = 0.0
     return out / out.sum(dim=-1, keepdim=True).clamp_min(1e-30)

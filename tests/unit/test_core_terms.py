@@ -1,0 +1,66 @@
+"""The core speaks its own terms; the CLI adds its flags. Shared helpers have one home each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import attnscope
+from attnscope.core.select import one_index, one_of, parse_indices
+from attnscope.errors import AttnscopeError
+from attnscope.render.common import ranges, span
+
+from conftest import SEED
+
+
+@pytest.mark.parametrize(
+    ("values", "en", "ko"),
+    [
+        ([], "-", "-"),
+        ([4], "4", "4"),
+        ([0, 1, 2, 3], "0-3", "0~3"),
+        ([0, 1, 2, 3, 5, 7, 8], "0-3,5,7-8", "0~3, 5, 7~8"),  # gaps: each run on its own
+        ([1, 3, 5], "1,3,5", "1, 3, 5"),
+        ([9, 10, 11, 20], "9-11,20", "9~11, 20"),
+    ],
+)
+def test_ranges_with_gaps(values: list[int], en: str, ko: str) -> None:
+    assert ranges("en", values) == en and ranges("ko", values) == ko
+    assert span("ko", 3, 3) == "3" and span("en", 0, 23) == "0-23"
+
+
+def test_core_errors_name_the_value_not_the_flag() -> None:
+    with pytest.raises(AttnscopeError) as bad:
+        parse_indices("99", 24, "layer")
+    assert bad.value.message == "layer 99 is out of range: the model has 24 layers (0-23, or -1 to -24)"
+    assert bad.value.cli_message() == "--layer 99 is out of range: the model has 24 layers (0-23, or -1 to -24)"
+    with pytest.raises(AttnscopeError) as bad:
+        one_index("0-3", 14, "head")
+    assert bad.value.message.startswith("head '0-3': give one head here")
+    assert bad.value.cli_message().startswith("--head '0-3': give one head here")
+    with pytest.raises(AttnscopeError) as bad:
+        one_of("avg", ("last", "mean"), "query_agg")
+    assert bad.value.message == "query_agg 'avg': use last or mean"
+    assert bad.value.cli_message() == "--query-agg 'avg': use last or mean"
+
+
+def test_a_line_prefix_keeps_the_flag() -> None:
+    err = AttnscopeError("line 3: pos 40 is out of range: the prompt has 5 tokens", option="pos")
+    assert err.cli_message() == "line 3: --pos 40 is out of range: the prompt has 5 tokens"
+    assert AttnscopeError("a system message needs chat=True", cli="--system needs --chat").cli_message() == (
+        "--system needs --chat"
+    )
+
+
+def test_python_api_errors_do_not_mention_flags(loaded: Any) -> None:
+    for kwargs, words in (
+        ({"layer": "99"}, "layer 99 is out of range: the model has 3 layers (0-2, or -1 to -3)"),
+        ({"head": "7"}, "head 7 is out of range: the model has 4 heads"),
+        ({"query": "없는말"}, "query '없는말' is not in the prompt"),
+        ({"pos": 99}, "pos 99 is out of range: the prompt has"),
+        ({"query": "그", "pos": 1}, "give query or pos, not both"),
+    ):
+        with pytest.raises(attnscope.AttnscopeError) as bad:
+            attnscope.weights(loaded, SEED, **kwargs)
+        assert words in bad.value.message and "--" not in bad.value.message, bad.value.message

@@ -79,7 +79,9 @@ def explore(
     query = asked[0] if asked else n - 1
     key_span = find_span(enc, key, None, warnings, "key") if key is not None else []
     if key_span and key_span[-1] > query:
-        raise AttnscopeError(f"--key {key!r} comes after the query (position {query}); the query cannot see it")
+        raise AttnscopeError(
+            f"key {key!r} comes after the query (position {query}); the query cannot see it", option="key"
+        )
     layers = list(range(info.num_hidden_layers))
     end = max(stored) + 1
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`

@@ -143,13 +143,13 @@ def roles(
 ) -> RolesResult:
     """Everything ``attnscope roles`` does: random repeated tokens (no prompt) or the prompt's tokens."""
     if top < 1:
-        raise AttnscopeError(f"--top {top}: give 1 or more")
+        raise AttnscopeError(f"top {top}: give 1 or more", option="top")
     info = loaded.info
     tokenizer = loaded.tokenizer
     max_pos = getattr(loaded.model.config, "max_position_embeddings", None)
     if prompt is None:
         if length < 2:
-            raise AttnscopeError(f"--length {length}: give 2 or more random tokens")
+            raise AttnscopeError(f"length {length}: give 2 or more random tokens", option="length")
         bos_id = getattr(tokenizer, "bos_token_id", None)
         half = random_ids(tokenizer, length, seed)
         ids = ([int(bos_id)] if isinstance(bos_id, int) else []) + half + half

@@ -138,7 +138,7 @@ def _inserted_system(tokenizer: Any, messages: Sequence[Message], text: str) -> 
 def render_chat(tokenizer: Any, messages: Sequence[Message]) -> Rendered:
     """The chat template's text for ``messages`` with the generation prompt, and each character's origin."""
     if not getattr(tokenizer, "chat_template", None):
-        raise AttnscopeError("--chat: this tokenizer has no chat template")
+        raise AttnscopeError("chat: this tokenizer has no chat template", option="chat")
     text = _apply(tokenizer, messages, True)
     without = _try_apply(tokenizer, messages, False)
     keys: list[_Key] = [_TEMPLATE] * len(text)

@@ -10,6 +10,14 @@ warms up, then times the forward), so peak memory of one cannot leak into the ne
 - ``capture_norm`` ``capture`` plus the norm measure (``--measure norm``): ||f_h(x_j)|| for every
                    layer, head and key, and the completeness check at the query.
 
+With ``--generate P:N`` (default 1024:256) it also times generation of N new tokens after a
+P-token prompt, greedy, all three in one process and interleaved (so that a machine shared
+with other work slows them alike), best of the runs for each:
+
+- ``generate_plain``    transformers' own ``model.generate`` under sdpa, nothing captured;
+- ``generate_loop``     attnscope's decode loop (``core.generate.decode``), nothing captured;
+- ``generate_capture``  the same loop keeping every new token's rows, all layers and heads.
+
 For each it records the best wall time of the timed forwards and the process's peak
 RSS while they ran (VmHWM after resetting it through /proc/self/clear_refs, once the
 model is loaded and warmed up), plus the whole-process peak (``ru_maxrss`` from
@@ -47,13 +55,27 @@ ROOT = HERE.parent
 DEFAULT_MODEL = os.environ.get(
     "ATTNSCOPE_REAL_MODEL", str(Path.home() / ".cache" / "attnscope-real" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
 )
-KINDS = ("plain", "eager", "capture", "capture_0_3", "capture_norm")
+KINDS = (
+    "plain",
+    "eager",
+    "capture",
+    "capture_0_3",
+    "capture_norm",
+    "generate_plain",
+    "generate_loop",
+    "generate_capture",
+)
+FORWARD_KINDS = KINDS[:5]
+GENERATE_KINDS = KINDS[5:]
 LABELS = {
     "plain": "plain sdpa forward (floor)",
     "eager": "eager output_attentions",
     "capture": "attnscope capture, all layers",
     "capture_0_3": "attnscope capture, layers 0-3",
     "capture_norm": "attnscope capture + --measure norm, all layers",
+    "generate_plain": "transformers generate, greedy (floor)",
+    "generate_loop": "attnscope decode loop, no capture",
+    "generate_capture": "attnscope generate, rows of all layers",
 }
 # Text the synthetic prompts are cut from: the note's sentence, more Korean, some English and code.
 CORPUS = (
@@ -88,8 +110,99 @@ def synthetic_ids(tokenizer: Any, n_tokens: int) -> list[int]:
     return (base * reps)[:n_tokens]
 
 
+def child_generate(spec: dict[str, Any]) -> dict[str, Any]:
+    """The three generation kinds in one process, interleaved; one record per kind in ``parts``."""
+    import gc
+
+    import torch
+
+    from attnscope.core import generate as gen
+    from attnscope.loading import load
+
+    if spec.get("threads"):
+        torch.set_num_threads(int(spec["threads"]))
+    t_load = time.perf_counter()
+    loaded = load(spec["model"], device=spec["device"], dtype=spec["dtype"])
+    load_s = time.perf_counter() - t_load
+    model = loaded.model
+    device = next(model.parameters()).device
+    prompt = synthetic_ids(loaded.tokenizer, spec["T"])
+    new = int(spec["new"])
+
+    def run(kind: str, ids: list[int], n: int) -> tuple[list[int], int]:
+        """New ids and the number of rows kept."""
+        if kind == "generate_plain":
+            model.set_attn_implementation("sdpa")
+            seq = torch.tensor([ids], device=device)
+            with torch.inference_mode():
+                out = model.generate(
+                    seq,
+                    attention_mask=torch.ones_like(seq),
+                    do_sample=False,
+                    max_new_tokens=n,
+                    min_new_tokens=n,
+                    pad_token_id=0,
+                )
+            return [int(i) for i in out[0, len(ids) :]], 0
+        decoded = gen.decode(model, ids, max_new_tokens=n, keep_rows=kind == "generate_capture")
+        return decoded.ids, sum(int(r.numel()) for r in decoded.rows)
+
+    for kind in GENERATE_KINDS:  # warm-up: kernels, allocator, lazy imports
+        run(kind, prompt[:64], 4)
+    records: dict[str, dict[str, Any]] = {k: {"times_s": [], "cpu_times_s": [], "peaks_mb": []} for k in GENERATE_KINDS}
+    for _ in range(spec["reps"]):
+        for kind in GENERATE_KINDS:
+            gc.collect()
+            rss_before = _status_kb("VmRSS")
+            reset_ok = _reset_peak()
+            load_before = os.getloadavg()[0]
+            t0, c0 = time.perf_counter(), time.process_time()
+            ids, kept = run(kind, prompt, new)
+            rec = records[kind]
+            rec["times_s"].append(time.perf_counter() - t0)
+            rec["cpu_times_s"].append(time.process_time() - c0)
+            rec["peaks_mb"].append(_status_kb("VmHWM") / 1024 if reset_ok else None)
+            rec["rss_before_forward_mb"] = rss_before / 1024
+            rec["ids"] = ids
+            rec["rows_kept_floats"] = kept
+            rec.setdefault("load_averages", []).append(load_before)
+    parts = []
+    plain_ids = records["generate_plain"]["ids"]
+    for kind in GENERATE_KINDS:
+        rec = records[kind]
+        best = min(range(len(rec["times_s"])), key=lambda i: rec["times_s"][i])
+        parts.append(
+            {
+                "kind": kind,
+                "T": spec["T"],
+                "new": new,
+                "times_s": rec["times_s"],
+                "time_s": rec["times_s"][best],
+                "cpu_times_s": rec["cpu_times_s"],
+                "cpu_s": min(rec["cpu_times_s"]),
+                "load_s": load_s,
+                "rss_before_forward_mb": rec["rss_before_forward_mb"],
+                "peak_rss_forward_mb": max((p for p in rec["peaks_mb"] if p is not None), default=None),
+                "gpu_peak_mb": None,
+                "rows_kept_mb": rec["rows_kept_floats"] * 4 / 2**20,
+                "same_ids_as_plain": rec["ids"] == plain_ids,
+                "new_tokens": len(rec["ids"]),
+                "load_averages": rec["load_averages"],
+                "threads": torch.get_num_threads(),
+                "device": str(device),
+                "dtype": loaded.info.dtype,
+                "num_hidden_layers": loaded.info.num_hidden_layers,
+                "num_attention_heads": loaded.info.num_attention_heads,
+            }
+        )
+    return {"parts": parts}
+
+
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     import torch
+
+    if spec["kind"] == "generate":
+        return child_generate(spec)
 
     from attnscope.core import capture
     from attnscope.loading import load
@@ -311,6 +424,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lengths", default="256,1024,2048,4096,8192", help="T for every kind")
     ap.add_argument("--capture-only", default="16384", help="T for the capture kind only (memory target)")
     ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument(
+        "--generate",
+        default="1024:256",
+        help="P:N,... generation of N new tokens after a P-token prompt (the generate_* kinds); '' for none",
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="auto")
     ap.add_argument("--threads", type=int, default=0, help="torch threads per measurement (0: torch's default)")
@@ -386,9 +504,42 @@ def main(argv: list[str] | None = None) -> int:
         doc["started"], doc["runs"], doc["cli"] = old["started"], old["runs"], old.get("cli", [])
         doc["machine"]["load_average_at_start"] = old["machine"]["load_average_at_start"]
         doc["appended"] = old.get("appended", []) + [dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")]
-    plan = [(t, k) for t in lengths for k in kinds] + [(t, "capture") for t in capture_only if "capture" in kinds]
-    doc["runs"] = [r for r in doc["runs"] if (r["T"], r["kind"]) not in plan]
+    plan = [(t, k) for t in lengths for k in kinds if k in FORWARD_KINDS]
+    plan += [(t, "capture") for t in capture_only if "capture" in kinds]
+    generations = [tuple(int(x) for x in item.split(":")) for item in args.generate.split(",") if item]
+    if any(k in kinds for k in GENERATE_KINDS):
+        plan += [(p, "generate") for p, _ in generations]
+
+    def replaced(r: dict[str, Any]) -> bool:
+        return (r["T"], "generate" if r["kind"] in GENERATE_KINDS else r["kind"]) in plan
+
+    doc["runs"] = [r for r in doc["runs"] if not replaced(r)]
     for n_tokens, kind in plan:
+        if kind == "generate":
+            new = dict(generations)[n_tokens]
+            spec = {
+                "kind": kind,
+                "T": n_tokens,
+                "new": new,
+                "model": args.model,
+                "device": args.device,
+                "dtype": args.dtype,
+                "reps": args.reps or 2,
+                "threads": args.threads,
+            }
+            log(f"T={n_tokens}+{new} generate: {spec['reps']} run(s) of each kind, load avg {os.getloadavg()[0]:.1f}")
+            record = run_child(spec, args.timeout)
+            parts = record.pop("parts", None)
+            if parts is None:
+                doc["runs"] += [{**record, "kind": k, "T": n_tokens, "new": new} for k in GENERATE_KINDS]
+            else:
+                for part in parts:
+                    part["process_peak_rss_mb"] = record.get("process_peak_rss_mb")
+                    part["load_average_after"] = os.getloadavg()[0]
+                    log(f"T={n_tokens}+{new} {part['kind']}: {part['time_s']:.2f} s")
+                doc["runs"] += parts
+            _write(doc, out_dir, args.name)
+            continue
         reps, warmup_full = _reps(n_tokens)
         reps = args.reps or reps
         if kind == "eager":
@@ -654,9 +805,12 @@ def table(doc: dict[str, Any]) -> str:
         "| T | run | time (s) | × plain | CPU (s) | × plain | peak RSS (GB) | × plain | extra (GB) | note |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for r in sorted(doc["runs"], key=lambda r: (r["T"], KINDS.index(r["kind"]))):
+    for r in sorted(doc["runs"], key=lambda r: (r["kind"] in GENERATE_KINDS, r["T"], KINDS.index(r["kind"]))):
         kind, n_tokens = r["kind"], r["T"]
         label = LABELS[kind]
+        if kind in GENERATE_KINDS:
+            lines.append(_generate_row(doc, r))
+            continue
         if "skipped" in r:
             lines.append(f"| {n_tokens} | {label} | – | – | – | – | – | – | – | skipped: {r['skipped']} |")
             continue
@@ -691,8 +845,41 @@ def table(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _generate_row(doc: dict[str, Any], r: dict[str, Any]) -> str:
+    """A generation row: T is prompt+new, ratios to transformers' generate in the same process."""
+    where = f"{r['T']}+{r.get('new', '?')}"
+    label = LABELS[r["kind"]]
+    if "error" in r:
+        return f"| {where} | {label} | – | – | – | – | – | – | – | failed: {r['error'][:120]} |"
+    base = _find(doc, "generate_plain", r["T"])
+    t_ratio = f"{r['time_s'] / base['time_s']:.2f}" if base else "–"
+    c_ratio = f"{r['cpu_s'] / base['cpu_s']:.2f}" if base and base.get("cpu_s") else "–"
+    peak = r.get("peak_rss_forward_mb")
+    m_ratio = f"{peak / base['peak_rss_forward_mb']:.2f}" if base and peak and base.get("peak_rss_forward_mb") else "–"
+    extra = None if peak is None else peak - r["rss_before_forward_mb"]
+    loads = r.get("load_averages") or []
+    note = f"{len(r['times_s'])} run(s), {r['threads']} thread(s), load avg {min(loads):.1f}–{max(loads):.1f}"
+    if r["kind"] != "generate_plain":
+        note += f"; ids {'=' if r.get('same_ids_as_plain') else '≠'} transformers"
+    if r.get("rows_kept_mb"):
+        note += f"; rows kept {r['rows_kept_mb']:.0f} MB"
+    return (
+        f"| {where} | {label} | {r['time_s']:.2f} | {t_ratio} | {r['cpu_s']:.2f} | {c_ratio} | {_gb(peak)} "
+        f"| {m_ratio} | {_gb(extra)} | {note} |"
+    )
+
+
 def _targets(doc: dict[str, Any]) -> list[str]:
     out = []
+    for n_tokens in sorted({r["T"] for r in doc["runs"] if r["kind"] == "generate_capture"}):
+        base, cap = _find(doc, "generate_plain", n_tokens), _find(doc, "generate_capture", n_tokens)
+        if base and cap:
+            tr = cap["time_s"] / base["time_s"]
+            ok = "met" if tr <= 1.10 else "MISSED"
+            out.append(
+                f"- T={n_tokens}+{cap.get('new')}: generation with capture takes {tr:.2f}× the time of "
+                f"transformers' generate (≤ 1.10×, issue 15): {ok}"
+            )
     for n_tokens in sorted({r["T"] for r in doc["runs"]}):
         base, cap, part = (_find(doc, k, n_tokens) for k in ("plain", "capture", "capture_0_3"))
         if base and cap:

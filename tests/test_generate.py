@@ -288,3 +288,17 @@ def test_ctrl_c_prints_the_answer_so_far(tmp_path: Path) -> None:
 
     done = re.search(r"attnscope: interrupted after (\d+) new token\(s\); the answer so far:", err)
     assert done is not None and int(done.group(1)) >= 3, err
+
+
+def test_render_redraws_and_refuses_an_edited_document(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    res = cli("generate", PROMPT, "--chat", "-n", "3", "--model", str(model_dir), "--json")
+    assert res.exit_code == 0, res.stderr
+    path = tmp_path / "gen.json"
+    path.write_text(res.stdout, encoding="utf-8")
+    again = cli("render", str(path))
+    assert again.exit_code == 0, again.stderr
+    assert "Where each answer token looked" in again.stdout
+    doc = json.loads(res.stdout)
+    doc["steps"][1]["segments"][0][0][0] += 0.25  # a share that no longer sums its row
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    one_error(cli("render", str(path)), ExitCode.INPUT_FILE, "step 1")

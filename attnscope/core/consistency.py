@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from attnscope.core.ranking import rank
 from attnscope.results import Result
+from attnscope.results.generate import GenerateResult
 from attnscope.results.heads import HeadsResult
 from attnscope.results.matrix import MatrixResult
 from attnscope.results.roles import ROLES, RolesResult
@@ -148,4 +149,44 @@ def _roles(r: RolesResult) -> str | None:
     rate = sum(1 for v in sink if v > r.sink_threshold) / len(sink) if sink else 0.0
     if _far(r.sink_rate, rate):
         return f"sink_rate {r.sink_rate:.6g} is not the share of heads over {r.sink_threshold} ({rate:.6g})"
+    return None
+
+
+@problem.register
+def _generate(r: GenerateResult) -> str | None:
+    seg_of = {i: s.index for s in r.segments for i in s.tokens}
+    content = [i for i in range(1, r.prompt_len) if r.segments[seg_of[i]].kind not in ("template", "answer")]
+    for n, step in enumerate(r.steps):
+        what = f"step {n} (position {step.index})"
+        if len(step.weights) != len(r.layers) or any(len(h) != len(r.heads) for h in step.weights):
+            return f"{what}: weights is not [layers][heads][keys]"
+        rows = [row for per_layer in step.weights for row in per_layer]
+        if any(len(row) != step.index for row in rows):
+            return f"{what}: a row does not have {step.index} keys (positions 0~{step.index - 1})"
+        for li, per_layer in enumerate(step.weights):
+            for hi, row in enumerate(per_layer):
+                sums = [0.0] * len(r.segments)
+                for key, value in enumerate(row):
+                    sums[seg_of[key]] += value
+                for si, value in enumerate(sums):
+                    if _far(step.segments[li][hi][si], value):
+                        return f"{what}: the share of segment {si} at L{r.layers[li]} H{r.heads[hi]} disagrees with its row"
+        for g, layers in enumerate(r.layer_groups):
+            idx = [r.layers.index(layer) for layer in layers]
+            for si in range(len(r.segments)):
+                value = sum(step.segments[li][hi][si] for li in idx for hi in range(len(r.heads))) / (
+                    len(idx) * len(r.heads)
+                )
+                if _far(step.group_segments[g][si], value):
+                    return f"{what}: the share of segment {si} in layer group {g} disagrees with the segment shares"
+        mean = [sum(row[k] for row in rows) / len(rows) for k in range(step.index)]
+        for share in step.top_words:
+            value = sum(mean[k] for k in r.words[share.word].tokens if k < step.index)
+            if _far(share.weight, value):
+                return f"{what}: the weight of word {share.word} is {share.weight:.6g}, but the rows give {value:.6g}"
+        for h in step.prompt_heads:
+            row = step.weights[r.layers.index(h.layer)][r.heads.index(h.head)]
+            value = sum(row[k] for k in content)
+            if _far(h.weight, value):
+                return f"{what}: L{h.layer} H{h.head} puts {value:.6g} on the prompt, not {h.weight:.6g}"
     return None

@@ -5,13 +5,16 @@ against transformers' own ``generate``; then the result, the view, bad input and
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 from typing import Any
@@ -176,7 +179,7 @@ def one_error(res: Any, code: int, fragment: str) -> None:
         (["--seed", "3"], ExitCode.USAGE, "--seed needs a temperature"),
         (["--steps", "2-x"], ExitCode.USAGE, "--steps '2-x'"),
         (["-n", "120"], ExitCode.USAGE, "more than this model's max_position_embeddings (128)"),
-        (["--layer", "9"], ExitCode.USAGE, "--layer 9 is out of range"),
+        (["--layer", "9"], ExitCode.USAGE, "layer 9 is out of range"),
     ],
 )
 def test_bad_input(cli: Any, model_dir: Path, args: list[str], code: int, fragment: str) -> None:
@@ -245,6 +248,7 @@ def test_ctrl_c_prints_the_answer_so_far(tmp_path: Path) -> None:
     tiny.make_model(config).save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
     master, slave = pty.openpty()  # stderr is a terminal, so progress lines show when generation runs
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 200, 0, 0))  # wide: progress lines are not cut
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "attnscope", "generate", PROMPT, "-n", "500000", "--layer", "0", "--head", "0"]

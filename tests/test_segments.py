@@ -155,3 +155,67 @@ def test_conversation_order_and_conflicts() -> None:
         chat_messages(None, "s", [Message(role="system", content="t")])
     with pytest.raises(AttnscopeError, match="every message is empty"):
         chat_messages(None, None, [Message(role="user", content=" ")])
+
+
+# --- tokens --chat, weights --by segment, --messages through the CLI -----------------------
+
+
+def _folder_with_template(tmp_path: Any, model_dir: Any, template: str) -> str:
+    """A copy of the tiny model folder whose tokenizer has ``template``."""
+    import shutil
+
+    import tiny
+
+    target = tmp_path / "tiny-inserting"
+    shutil.copytree(model_dir, target)
+    tok = tiny.train_tokenizer()
+    tok.chat_template = template
+    tok.save_pretrained(target)
+    return str(target)
+
+
+def test_tokens_chat_json_reports_the_inserted_system_message(cli: Any, model_dir: Any, tmp_path: Any) -> None:
+    import json
+
+    folder = _folder_with_template(tmp_path, model_dir, INSERTING)
+    res = cli("tokens", "The cat sat on the mat.", "--chat", "--model", folder, "--json")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "attnscope.tokens/2"
+    assert doc["template"] == {"inserted_system": DEFAULT_SYSTEM, "reencode_matches": True, "generation_prompt": True}
+    kinds = [(s["kind"], s["inserted"]) for s in doc["segments"]]
+    assert kinds == [("template", False), ("system", True), ("user", False)]
+    for token in doc["tokens"]:  # each token's segment lists it
+        assert token["index"] in doc["segments"][token["segment"]]["tokens"]
+    system = "".join(doc["text"][t["start"] : t["end"]] for t in doc["tokens"] if t["segment"] == 1)
+    assert system.strip() == DEFAULT_SYSTEM
+    view = cli("tokens", "The cat sat on the mat.", "--chat", "--model", folder, "--width", "200")
+    assert f"The template inserted a system message you did not write: “{DEFAULT_SYSTEM}”" in view.stdout
+    assert "system (inserted)" in view.stdout
+    ko = cli("tokens", "The cat sat on the mat.", "--chat", "--model", folder, "--lang", "ko", "--width", "200")
+    assert "시스템 메시지를 쓰지 않았는데 템플릿이 넣었다" in ko.stdout and "시스템(템플릿이 넣음)" in ko.stdout
+
+
+def test_tokens_warns_about_a_missing_generation_prompt(cli: Any, model_dir: Any, tmp_path: Any) -> None:
+    folder = _folder_with_template(tmp_path, model_dir, NO_GENERATION_PROMPT)
+    res = cli("tokens", "hello world", "--chat", "--model", folder, "--width", "200")
+    assert res.exit_code == 0, res.stderr
+    assert "The template added no generation prompt" in res.stdout
+
+
+def test_plain_tokens_have_one_prompt_segment(cli: Any, model_dir: Any) -> None:
+    import json
+
+    doc = json.loads(cli("tokens", "hello world", "--model", str(model_dir), "--json").stdout)
+    assert doc["template"] is None and [s["kind"] for s in doc["segments"]] == ["prompt"]
+    assert {t["segment"] for t in doc["tokens"]} == {0}
+
+
+def test_tokens_messages_conflicts(cli: Any, model_dir: Any, tmp_path: Any) -> None:
+    messages = tmp_path / "m.json"
+    messages.write_text('[{"role": "system", "content": "a"}]', encoding="utf-8")
+    res = cli("tokens", "hi", "--messages", str(messages), "--system", "b", "--model", str(model_dir))
+    assert res.exit_code == 2 and res.stdout == "" and "system message is given twice" in res.stderr
+    messages.write_text('[{"role": "narrator", "content": "a"}]', encoding="utf-8")
+    res = cli("tokens", "--messages", str(messages), "--model", str(model_dir))
+    assert res.exit_code == 6 and res.stdout == "" and "unknown role 'narrator'" in res.stderr

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
-from attnscope.core.segments import segmented
+from attnscope.core.segments import prompt_segments, segmented
 from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, readable
 from attnscope.errors import AttnscopeError
@@ -228,7 +228,7 @@ def layer_groups(layers: Sequence[int], n: int = LAYER_GROUPS) -> list[list[int]
 def _segments_of(enc: Encoded, n_new: int) -> list[Segment]:
     """The prompt's segments (one "prompt" segment for a plain prompt), then the answer's."""
     n_prompt = len(enc.ids)
-    segments = list(enc.segments) or [Segment(index=0, kind="prompt", tokens=list(range(n_prompt)))]
+    segments = prompt_segments(enc.segments, n_prompt)
     return [*segments, Segment(index=len(segments), kind="answer", tokens=list(range(n_prompt, n_prompt + n_new)))]
 
 

@@ -188,6 +188,11 @@ def label_tokens(tokens: Sequence[Token], keys: Sequence[_Key]) -> list[Segment]
     ]
 
 
+def prompt_segments(segments: Sequence[Segment], n_tokens: int) -> list[Segment]:
+    """A chat prompt's segments, or one "prompt" segment holding every token of a plain prompt."""
+    return list(segments) or [Segment(index=0, kind="prompt", tokens=list(range(n_tokens)))]
+
+
 def segmented(tokens: Sequence[Token], segments: Sequence[Segment]) -> list[SegmentedToken]:
     """Each token with the index of its segment."""
     segment_of = {i: s.index for s in segments for i in s.tokens}

@@ -106,7 +106,7 @@ def _shares(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
     table.add_column(t(lang, "generate.col_step"), justify="right", no_wrap=True)
     table.add_column(t(lang, "generate.col_token"), no_wrap=True)
     for s in r.segments:
-        table.add_column(Text(seg.label(s, ctx), style=seg.style(s)), no_wrap=True, justify="right")
+        table.add_column(Text(seg.label(s, lang), style=seg.style(s)), no_wrap=True, justify="right")
     for n in shown:
         step = r.steps[n]
         cells = []
@@ -118,7 +118,7 @@ def _shares(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
 
 @view.register
 def render(r: GenerateResult, ctx: Ctx) -> RenderableType:
-    parts: list[RenderableType] = [_header(r, ctx), *seg.warnings(r.template, ctx), Text(""), _answer(r, ctx)]
+    parts: list[RenderableType] = [_header(r, ctx), *seg.warnings(r.template, ctx.lang), Text(""), _answer(r, ctx)]
     shown = [n for n in r.detail if 0 <= n < len(r.steps)]
     if shown:
         parts += [Text(""), _where(r, shown, ctx), Text(""), _shares(r, shown, ctx)]

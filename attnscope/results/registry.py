@@ -130,7 +130,15 @@ def _drop_words(schema: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return up
 
 
+def _tokens_1(doc: dict[str, Any]) -> dict[str, Any]:
+    """tokens/1 had no segments: every token goes into one segment (a chat prompt's are unknown)."""
+    tokens = doc.get("tokens") or []
+    everything = {"index": 0, "kind": "prompt", "tokens": [t.get("index", i) for i, t in enumerate(tokens)]}
+    return {**doc, "segments": [everything], "template": None, "schema": TokensResult.SCHEMA}
+
+
 _UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "attnscope.tokens/1": _tokens_1,
     "attnscope.weights/1": _weights_1,
     "attnscope.heads/1": _heads_1,
     "attnscope.matrix/1": _matrix_1,

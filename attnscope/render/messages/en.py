@@ -377,7 +377,9 @@ MESSAGES: dict[str, str] = {
     "segments.warn_no_generation_prompt": "The template added no generation prompt: nothing marks where the answer starts.",
     "segments.rendered": "The text the chat template made, each token labelled by segment:",
     "segments.col_segment": "segment",
-    "segments.counts": "{n} segment(s): {list}",
+    "segments.count_item": ": {n} tokens",
+    "segments.counts": "{n} segment(s):",
+    "segments.note_by_segment": "--by segment: each segment's bar is the sum of its tokens' weights, up to the query",
     # == end segments ==
     # == first hour: progress, cache, width (issue 12) ==
     # == end first hour ==

@@ -377,7 +377,9 @@ MESSAGES: dict[str, str] = {
     "segments.warn_no_generation_prompt": "템플릿이 생성 프롬프트를 붙이지 않았다. 응답이 시작되는 자리가 표시되지 않는다.",
     "segments.rendered": "채팅 템플릿이 만든 글이다. 토큰마다 구간을 붙였다.",
     "segments.col_segment": "구간",
-    "segments.counts": "구간 {n}개: {list}",
+    "segments.count_item": ": 토큰 {n}개",
+    "segments.counts": "구간 {n}개:",
+    "segments.note_by_segment": "--by segment: 구간 막대는 그 구간에서 쿼리까지 든 토큰들의 비율을 더한 값이다.",
     # == end segments ==
     # == first hour: progress, cache, width (issue 12) ==
     # == end first hour ==

@@ -397,6 +397,8 @@ def progress(message: str) -> None:
         columns = os.get_terminal_size(sys.stderr.fileno()).columns
     except (OSError, ValueError):
         columns = 80
+    if columns < 20:  # a pty that never set its size reports 0
+        columns = 80
     line = shorten_middle(f"attnscope: {' '.join(message.split())}", max(columns - 1, 10))
     sys.stderr.write(f"\r\x1b[2K{line}")
     sys.stderr.flush()

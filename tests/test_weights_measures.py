@@ -175,3 +175,24 @@ def test_heads_norm_scores_match_the_weights_norm_chart(loaded):
     plain = heads(loaded, SEED, query="그것을", key="사과를", top=3)
     assert plain.measure == "weight" and plain.completeness_max_diff is None
     assert {(s.layer, s.head): s.score for s in plain.ranking} != {(s.layer, s.head): s.score for s in r.ranking}
+
+
+def test_matrix_measure_norm_cells_are_shares_of_the_weights_norms(loaded):
+    """matrix --measure norm: each row is alpha_ij ||f_h(x_j)|| over its sum, the same numbers weights gives."""
+    from attnscope.core.matrix import matrix
+
+    layer, head = 1, 3
+    plain = matrix(loaded, SEED, layer=str(layer), head=str(head))
+    r = matrix(loaded, SEED, layer=str(layer), head=str(head), measure="norm")
+    assert r.measure == "norm" and r.value_norms is not None and plain.value_norms is None
+    assert r.weights == plain.weights  # the raw weights stay the raw weights
+    last = len(r.weights) - 1
+    for i, row in enumerate(r.weights):
+        measured = [row[j] * r.value_norms[j] for j in range(i + 1)]
+        total = sum(measured)
+        assert r.view.cells[i][: i + 1] == pytest.approx([m / total for m in measured], abs=1e-6)
+    assert max(abs(a - b) for a, b in zip(r.view.cells[last], plain.view.cells[last], strict=True)) > 1e-3
+    w = weights(loaded, SEED, pos=last, layer=str(layer), head=str(head), view=WeightsView(by="token"), measure="norm")
+    from_weights = w.norms[0][0]
+    total = sum(from_weights)
+    assert r.view.cells[last] == pytest.approx([x / total for x in from_weights], abs=1e-5)

@@ -12,6 +12,7 @@ from attnscope.cli.common import (
     Chat,
     HeadOpt,
     LayerOpt,
+    MeasureOpt,
     Model,
     Output,
     PromptArg,
@@ -29,6 +30,7 @@ def matrix_cmd(
     layer: LayerOpt,
     head: HeadOpt,
     by: ByOpt = "token",
+    measure: MeasureOpt = "weight",
     window: Annotated[
         str | None, typer.Option("--window", help="A:B: only query and key positions A..B-1 (long prompts).")
     ] = None,
@@ -40,11 +42,13 @@ def matrix_cmd(
     """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
     from attnscope.core.select import one_of
     from attnscope.results.matrix import By
+    from attnscope.results.weights import Measure
 
     text = read_prompt(prompt)
     by_ = one_of(by, get_args(By), "by")
+    how = one_of(measure, get_args(Measure), "measure")
     loaded = model.load(layer=layer, head=head)
     from attnscope.core.matrix import matrix
 
-    result = matrix(loaded, text, layer=layer, head=head, by=by_, window=window, **chat.kwargs())
+    result = matrix(loaded, text, layer=layer, head=head, by=by_, measure=how, window=window, **chat.kwargs())
     out.emit(result)

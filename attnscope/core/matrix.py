@@ -20,9 +20,11 @@ import torch
 from attnscope.core import capture, memory
 from attnscope.core.select import one_index
 from attnscope.core.tokens import Encoded, check_length, encode
+from attnscope.core.weights import norm_shares
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
 from attnscope.results.matrix import By, MatrixResult, MatrixView
+from attnscope.results.weights import Measure
 
 BYS: tuple[By, ...] = get_args(By)
 MAX_GROUPS = 32  # most rows/columns drawn (fits 100 columns); longer matrices are condensed into blocks
@@ -118,6 +120,7 @@ def matrix(
     layer: str,
     head: str,
     by: By = "token",
+    measure: Measure = "weight",
     window: str | None = None,
     chat: bool = False,
     system: str | None = None,
@@ -139,13 +142,19 @@ def matrix(
     check_memory(end - start, end, str(next(loaded.model.parameters()).device))
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
     positions = torch.arange(start, end)[None, :]  # (1, P)
-    request = capture.Request(positions=positions, layers=frozenset({layer_i}), heads=frozenset({head_i}))
+    norms = frozenset({layer_i}) if measure == "norm" else frozenset()
+    request = capture.Request(positions=positions, layers=frozenset({layer_i}), heads=frozenset({head_i}), norms=norms)
     got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
     capture.check_finite(got.rows, heads=[head_i])  # rows hold only this head: name it by its model index
     rows = got.rows[layer_i][0, 0]  # (P, end): the one head's rows
     weights = rows[:, start:end]  # (P, P)
     before = rows[:, :start].sum(dim=-1)  # (P,)
-    view = make_view(enc, weights, before, start, end, by, max_groups)
+    value_norms = None
+    shown = rows
+    if measure == "norm":
+        value_norms = got.norms[layer_i][0, head_i, :end]  # (end,): ||f_h(x_j)|| of this head
+        _, shown = norm_shares(rows, value_norms[None, :])  # (P, end): each row's share of ||alpha f||
+    view = make_view(enc, shown[:, start:end], shown[:, :start].sum(dim=-1), start, end, by, max_groups)
     groups = info.num_attention_heads // info.num_key_value_heads
     return MatrixResult(
         model=info,
@@ -161,4 +170,6 @@ def matrix(
         weights=weights.tolist(),
         before=before.tolist(),
         view=view,
+        measure=measure,
+        value_norms=None if value_norms is None else value_norms.tolist(),
     )

@@ -43,6 +43,8 @@ def header(r: MatrixResult, lang: Lang) -> Text:
     else:
         shown = t(lang, "matrix.tokens", n=n)
     text.append(f"  {shown}, {t(lang, 'matrix.by.' + r.view.by)}\n", style="dim")
+    if r.measure == "norm":
+        text.append(t(lang, "matrix.measure_norm") + "\n", style="dim")
     text.append_text(model_line(lang, r.model))
     return text
 

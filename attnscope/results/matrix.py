@@ -14,6 +14,7 @@ from typing import Literal
 
 from attnscope.results import Result
 from attnscope.results.common import ModelInfo, Token, Word
+from attnscope.results.weights import Measure
 
 By = Literal["token", "word"]
 
@@ -48,3 +49,7 @@ class MatrixResult(Result):
     weights: list[list[float]]  # [query_pos - start][key_pos - start], raw fp32 softmax rows
     before: list[float]  # [query_pos - start]: weight on keys 0..start-1
     view: MatrixView  # what is drawn: labels, groups and cells per row/column group
+    # weight: view cells are the raw weights; norm: each row's share of ||alpha_ij f_h(x_j)|| (Kobayashi et al. 2020)
+    measure: Measure = "weight"
+    # measure norm only: ||f_h(x_j)|| for key positions 0..window[1]-1, so alpha_ij * value_norms[j] is recomputable
+    value_norms: list[float] | None = None

@@ -34,7 +34,8 @@ def matrix_figure(r: MatrixResult, ctx: Ctx) -> str:
         svg,
         ctx,
         t(ctx.lang, "figures.matrix.title", layer=r.layer, head=r.head, kv=r.kv_head),
-        [t(ctx.lang, "figures.matrix.rows"), model_line(ctx, r.model)],
+        [t(ctx.lang, "figures.matrix.rows"), model_line(ctx, r.model)]
+        + ([t(ctx.lang, "matrix.measure_norm")] if r.measure == "norm" else []),
     )
     shown = list(range(0, n, every))
     left = MARGIN + max((text_width(labels[i], LABEL_SIZE) for i in shown), default=0) + 8

@@ -273,6 +273,7 @@ MESSAGES: dict[str, str] = {
         "f(x) = (x W_V + b_V) W_O of that head"
     ),
     "weights.note_by_token_hint": "--by token shows each token",
+    "matrix.measure_norm": "cells: each row's share of ||weight x f(x)||, the size of what each key adds (norm / row sum)",
     # == end measure norm ==
     # == figures (issue 14) ==
     "figures.model": "{model}: {layers} layers, {heads} heads, {kv} KV heads",

@@ -273,6 +273,7 @@ MESSAGES: dict[str, str] = {
         "f(x) = (x W_V + b_V) W_O이고, W_O는 그 헤드에 해당하는 열만 쓴다."
     ),
     "weights.note_by_token_hint": "--by token은 토큰마다 보여 준다.",
+    "matrix.measure_norm": "칸마다 ||비율 × f(x)||가 그 행에서 차지하는 몫을 보인다. 키가 더하는 벡터의 크기로 잰 값이다(노름 ÷ 행 합계).",
     # == end measure norm ==
     # == figures (issue 14) ==
     "figures.model": "{model}: 레이어 {layers}개, 헤드 {heads}개, K·V 헤드 {kv}개",

@@ -219,3 +219,14 @@ def test_tokens_messages_conflicts(cli: Any, model_dir: Any, tmp_path: Any) -> N
     messages.write_text('[{"role": "narrator", "content": "a"}]', encoding="utf-8")
     res = cli("tokens", "--messages", str(messages), "--model", str(model_dir))
     assert res.exit_code == 6 and res.stdout == "" and "unknown role 'narrator'" in res.stderr
+
+
+def test_trace_reads_a_messages_file(cli: Any, model_dir: Any, tmp_path: Any) -> None:
+    import json
+
+    messages = tmp_path / "m.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "hello world"}]), encoding="utf-8")
+    res = cli("trace", "--messages", str(messages), "--model", str(model_dir), "--json")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["text"] == "<|im_start|>user\nhello world<|im_end|>\n<|im_start|>assistant\n"

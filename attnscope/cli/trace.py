@@ -9,12 +9,13 @@ import typer
 from attnscope.cli import app
 from attnscope.cli.common import (
     Chat,
+    MessagesOpt,
     Model,
     Output,
     PosOpt,
-    PromptArg,
     handle_errors,
     option_groups,
+    read_messages,
     read_prompt,
     stderr_line,
 )
@@ -33,7 +34,9 @@ def fail_if_not_ok(result: Any, what: str) -> None:
 @handle_errors
 @option_groups
 def trace_cmd(
-    prompt: PromptArg,
+    prompt: Annotated[
+        str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Optional with --messages.")
+    ] = None,
     pos: PosOpt = None,
     dims: Annotated[int, typer.Option("--dims", help="How many leading dims of each vector to show.", min=1)] = 4,
     top: Annotated[int, typer.Option("--top", help="Logit-lens candidates per row.", min=1)] = 3,
@@ -44,12 +47,18 @@ def trace_cmd(
         ),
     ] = None,
     *,
+    messages: MessagesOpt = None,
     model: Model,
     chat: Chat,
     out: Output,
 ) -> None:
     """The note's layer stack for one position: embedding, then after each layer, with a logit lens."""
-    text = read_prompt(prompt)
+    from attnscope.errors import AttnscopeError
+
+    if prompt is None and messages is None:
+        raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
+    chosen = read_messages(messages)
+    text = read_prompt(prompt) if prompt is not None else None
     out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load()
     from attnscope.core.trace import trace
@@ -62,6 +71,7 @@ def trace_cmd(
         top=top,
         compare_pos=compare_pos,
         **chat.kwargs(),
+        messages=chosen,
     )
     out.emit(result)
     fail_if_not_ok(result.check, "the last row's logit lens does not match the model's next-token logits")

@@ -16,6 +16,7 @@ It does not run padded batches and does not print.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ from attnscope.core.common import tolerance
 from attnscope.core.tokens import _token_bytes, check_length, encode, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import Loaded
+from attnscope.results.segments import Message
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
 
 
@@ -140,7 +142,7 @@ def _stage(layer: int) -> str:
 
 def trace(
     loaded: Loaded,
-    prompt: str,
+    prompt: str | None,
     *,
     pos: int = -1,
     dims: int = 4,
@@ -148,6 +150,7 @@ def trace(
     compare_pos: int | None = None,
     chat: bool = False,
     system: str | None = None,
+    messages: Sequence[Message] | None = None,
 ) -> TraceResult:
     """Everything ``attnscope trace`` does for one prompt."""
     if dims < 1:
@@ -155,7 +158,7 @@ def trace(
     if top < 1:
         raise AttnscopeError("top must be at least 1", option="top")
     model = loaded.model
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system, messages=messages)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
     p = query_at(enc, pos).index
     other: int | None = None

@@ -1,0 +1,71 @@
+"""The CLI as a pipe and a terminal sees it: fast --help, quiet broken pipes, NO_COLOR, --width.
+
+``--help`` and the pipe test run ``python -m attnscope`` in a subprocess (a real pipe, a
+fresh interpreter); the rest go through ``CliRunner``, whose stdout is not a TTY.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnscope.cli.common import Model, Output, Source, option_groups
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_help_does_not_import_torch_transformers_or_rich() -> None:
+    code = (
+        "import sys\n"
+        "from attnscope.cli import app\n"
+        "for args in (['--help'], ['weights', '--help'], ['tokens', '--help']):\n"
+        "    try:\n"
+        "        app(args, prog_name='attnscope', standalone_mode=False)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = [m for m in ('torch', 'transformers', 'rich', 'tokenizers') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "Usage: attnscope weights" in res.stdout
+    assert res.stdout.strip().splitlines()[-1] == "HEAVY []"
+
+
+def test_option_groups_expand_into_the_signature_and_refuse_a_clash() -> None:
+    def cmd(prompt: str, *, model: Model, out: Output) -> tuple[Model, Output]:
+        return model, out
+
+    wrapped = option_groups(cmd)
+    names = list(inspect.signature(wrapped).parameters)
+    assert names == ["prompt", "model", "revision", "device", "dtype", "as_json", "svg", "html", "width", "lang"]
+    model, out = wrapped(
+        prompt="x",
+        model="m",
+        revision=None,
+        device="cpu",
+        dtype="auto",
+        as_json=True,
+        svg=None,
+        html=None,
+        width=80,
+        lang=None,
+    )
+    assert model == Model(model="m", device="cpu") and out == Output(as_json=True, width=80)
+
+    def twice(source: Source, model: Model) -> None: ...
+
+    with pytest.raises(TypeError, match="model, revision"):
+        option_groups(twice)

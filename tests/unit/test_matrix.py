@@ -1,0 +1,26 @@
+"""``matrix``: one head's T x T weights against eager output_attentions, grouping rules, memory refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnscope.core.matrix import check_memory, parse_window
+from attnscope.errors import AttnscopeError, ExitCode
+
+
+def test_memory_refusal_gives_an_estimate(monkeypatch):
+    monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "8G")
+    with pytest.raises(AttnscopeError) as exc:
+        check_memory(100_000, 100_000)
+    assert exc.value.code == ExitCode.RESOURCE
+    assert "10,000,000,000 weights" in exc.value.message and "need about 931 GiB" in exc.value.message
+    assert "--window" in exc.value.message
+    check_memory(1000, 1000)  # 100 MB fits
+
+
+def test_parse_window():
+    assert parse_window(None, 10) == (0, 10)
+    assert parse_window(":4", 10) == (0, 4)
+    assert parse_window("3:", 10) == (3, 10)
+    with pytest.raises(AttnscopeError):
+        parse_window("3:11", 10)

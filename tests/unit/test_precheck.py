@@ -1,0 +1,94 @@
+"""Checks before loading: typos are answered before torch is imported (issue 12).
+
+The subprocess tests run ``python -m attnscope`` with an import hook that makes ``import
+torch`` fail: if any check moved back behind the model load, the run would end in an
+internal ImportError instead of the expected one-line error. The in-process tests compare
+the early words with the words the core says after loading (the reference).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnscope.core.precheck import check_query_text, check_selection
+from attnscope.errors import AttnscopeError, ExitCode
+
+from conftest import SEED
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# Run the CLI with torch (and transformers, which needs it) unimportable.
+NO_TORCH = """
+import sys
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "transformers"):
+            raise ImportError(f"{name} imported before the input was checked")
+        return None
+sys.meta_path.insert(0, NoTorch())
+sys.argv = ["attnscope", *sys.argv[1:]]
+from attnscope.cli import main
+main()
+"""
+
+
+def run_without_torch(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    full.pop("ATTNSCOPE_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, env=full, cwd=ROOT, timeout=120
+    )
+
+
+def one_line(res: subprocess.CompletedProcess[str], code: int) -> str:
+    assert res.returncode == code, res.stderr
+    assert res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attnscope: error: "), lines
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["weights", "heads", "matrix", "explain", "tokens", "info", "roles"])
+def test_misspelt_model_path_is_reported_before_torch(tmp_path: Path, command: str) -> None:
+    missing = tmp_path / "qwen2.5-0.5b-instruct-q4_k_m.ggu"
+    extra = {
+        "heads": ["-q", "그것을", "-k", "사과를"],
+        "matrix": ["--layer", "0", "--head", "0"],
+        "explain": ["--layer", "0", "--head", "0"],
+    }.get(command, [])
+    prompt = [] if command in ("info", "roles") else [SEED]
+    line = one_line(run_without_torch(command, *prompt, "--model", str(missing), *extra), ExitCode.MODEL)
+    assert line == f"attnscope: error: {missing}: no such file or folder"
+
+
+def test_folder_without_config_is_reported_before_torch(tmp_path: Path) -> None:
+    line = one_line(run_without_torch("weights", SEED, "--model", str(tmp_path)), ExitCode.MODEL)
+    assert "folder has no config.json" in line
+
+
+def test_offline_and_not_cached_before_torch(tmp_path: Path) -> None:
+    res = run_without_torch("weights", SEED, "--model", "nobody/absent", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path))
+    line = one_line(res, ExitCode.MODEL)
+    assert "ATTNSCOPE_MODEL" in line and "--model PATH" in line
+
+
+def test_query_found_or_left_to_the_tokenizer() -> None:
+    assert check_query_text([SEED], "그것을") is True
+    assert check_query_text([SEED], None) is True
+    assert check_query_text([SEED], "그것", chat=True) is True  # in the prompt: in the templated text too
+    assert check_query_text([SEED], "assistant", chat=True) is False  # maybe in the template: undecided
+    assert check_query_text([SEED], "친구", chat=True, system="너는 친구다") is True
+
+
+def test_selection_against_counts() -> None:
+    check_selection("0,2", "-1", 3, 4)
+    check_selection("99", "99", None, None)  # counts unknown (a hub id not cached): left to loading
+    with pytest.raises(AttnscopeError, match="layer 3 is out of range") as bad:
+        check_selection("3", None, 3, 4)
+    assert bad.value.cli_message().startswith("--layer 3 is out of range")

@@ -13,6 +13,7 @@ This module holds no numbers and computes nothing; it never imports rich.
 from __future__ import annotations
 
 import os
+import string
 from typing import Literal, get_args
 
 from attnscope.errors import AttnscopeError, ExitCode
@@ -46,13 +47,25 @@ def default_lang() -> Lang:
     return check_lang(value, "ATTNSCOPE_LANG") if value else "en"
 
 
+class _Formatter(string.Formatter):
+    """str.format, plus a Korean particle after the value: ``{count:/로}`` gives 3으로, 2로."""
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        spec, slash, which = format_spec.partition("/")
+        text = super().format_field(value, spec)
+        return particle(text, which) if slash else text
+
+
+_FORMATTER = _Formatter()
+
+
 def t(lang: Lang, key: str, /, **values: object) -> str:
-    """The message ``key`` in ``lang`` with ``values`` filled in."""
+    """The message ``key`` in ``lang`` with ``values`` filled in (``{name:/을}`` adds a particle)."""
     try:
         template = catalogue(lang)[key]
     except KeyError:
         raise KeyError(f"no message {key!r} in the {lang} catalogue") from None
-    return template.format(**values) if values else template
+    return _FORMATTER.format(template, **values) if values else template
 
 
 # --- Korean particles -------------------------------------------------------------------

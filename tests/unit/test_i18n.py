@@ -55,3 +55,14 @@ def test_lookup_and_errors() -> None:
 )
 def test_particles(word: str, which: str, expected: str) -> None:
     assert particle(word, which) == expected
+
+
+def test_a_particle_follows_the_value_as_it_is_read() -> None:
+    from attnscope.render import i18n
+
+    i18n.catalogue("ko")["test.particle"] = "ID {value:/로}, {n:.1f/을}"
+    try:
+        assert t("ko", "test.particle", value=3, n=2.0) == "ID 3으로, 2.0을"
+        assert t("ko", "test.particle", value=2, n=1.5) == "ID 2로, 1.5를"
+    finally:
+        del i18n.catalogue("ko")["test.particle"]

@@ -19,10 +19,10 @@ MESSAGES: dict[str, str] = {
     "common.max": "최댓값",
     "common.self": "<- 자기 자신",
     "common.note_no_sink": "--no-sink: 위치 0을 빼고, 행마다 위치 {positions}의 비율을 합계가 1이 되게 다시 맞췄다.",
-    "common.warning.ambiguous_query": "경고: 프롬프트에 '{text}' 자리가 {count}곳 있다. 첫 번째 자리를 쓴다(다른 자리는 --occurrence 1~{count}로 고른다).",
-    "common.warning.ambiguous_key": "경고: 프롬프트에 '{text}' 자리가 {count}곳 있다. --key에는 첫 번째 자리를 쓴다(다른 자리는 --key-occurrence 1~{count}로 고른다).",
+    "common.warning.ambiguous_query": "경고: 프롬프트에 '{text}' 자리가 {count}곳 있다. 첫 번째 자리를 쓴다(다른 자리는 --occurrence에 1~{count} 중 하나를 주어 고른다).",
+    "common.warning.ambiguous_key": "경고: 프롬프트에 '{text}' 자리가 {count}곳 있다. --key에는 첫 번째 자리를 쓴다(다른 자리는 --key-occurrence에 1~{count} 중 하나를 주어 고른다).",
     "common.warning.sink_key_excluded": "경고: --no-sink는 위치 0을 빼므로, 키의 토큰 0은 점수에 더해지지 않는다.",
-    "common.warning.padded_by_attnscope": "토크나이저가 이 배치를 직접 채우지 않아서, 토큰 ID {value}로 빈칸을 채웠다.",
+    "common.warning.padded_by_attnscope": "토크나이저가 이 배치를 직접 채우지 않아서, 빈칸을 토큰 ID {value:/로} 채웠다.",
     "common.warning.boundary_tokens_differ": "경고: prefix와 suffix를 한 텍스트로 토큰화하면 경계의 토큰이 달라진다. 이 확인은 따로 토큰화한 ID를 쓴다.",
     # == end common ==
     # == tokens ==
@@ -345,7 +345,7 @@ MESSAGES: dict[str, str] = {
     "generate.title": "{model}: 응답을 토큰 하나씩 본다",
     "generate.selection": "레이어 {layers}개 × 헤드 {heads}개의 비율이다(모델은 레이어 {n_layers}개, 헤드 {n_heads}개).",
     "generate.greedy": "매 단계 확률이 가장 큰 토큰을 고른다(그리디).",
-    "generate.sampled": "온도 {temperature}, 시드 {seed}로 토큰을 뽑는다.",
+    "generate.sampled": "토큰을 뽑을 때 온도는 {temperature}, 시드는 {seed}다.",
     "generate.stop_eos": "새 토큰 {n}개 뒤 응답 끝 토큰에서 멈췄다.",
     "generate.stop_max": "새 토큰 상한 {n}개에서 멈췄다.",
     "generate.prompt": "프롬프트는 토큰 {n}개다.",

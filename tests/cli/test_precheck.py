@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_gguf import write_tiny_gguf
 
 from attnscope.core.precheck import check_query_text
 from attnscope.core.tokens import encode, find_query
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.loading import model_shape
 
+from .test_gguf import write_tiny_gguf
 from conftest import SEED
 
 ROOT = Path(__file__).resolve().parents[2]

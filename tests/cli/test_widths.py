@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_render_cmd import COMMANDS, _args
 
 from attnscope.render import Ctx, to_text, view
 from attnscope.results import from_json
 
+from .test_render_cmd import COMMANDS, _args
 from conftest import SEED
 
 WIDTHS = (40, 60, 80, 160)

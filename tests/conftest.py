@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import tiny
 
@@ -91,3 +92,23 @@ def browser() -> Any:
         b = p.chromium.launch(executable_path=exe)
         yield b
         b.close()
+
+
+# Hypothesis profiles for the property tests (tests/*/test_properties.py): models run per example, so no deadline.
+settings.register_profile(
+    "default",
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+settings.register_profile(
+    "thorough",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

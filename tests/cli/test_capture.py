@@ -7,20 +7,13 @@ import torch
 
 from attnscope.core import capture
 
+import reference
 import tiny
 from conftest import SEED
 
 
 def eager_rows(model, ids, mask):
-    model.set_attn_implementation("eager")
-    try:
-        with torch.no_grad():
-            out = model(
-                input_ids=ids, attention_mask=mask, position_ids=capture.position_ids(mask), output_attentions=True
-            )
-    finally:
-        capture.prepare(model)
-    return out.attentions
+    return reference.eager_attentions(model, ids, mask)
 
 
 @pytest.mark.parametrize("side", ["none", "left", "right"])

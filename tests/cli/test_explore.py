@@ -10,10 +10,10 @@ import zlib
 import pytest
 import torch
 
-from attnscope.core import capture
 from attnscope.core import explore as core_explore
 from attnscope.render.explore import messages
 
+import reference
 from conftest import SEED
 
 
@@ -35,13 +35,7 @@ def stored_row(doc: dict, layer: int, head: int, pos: int) -> list[int]:
 
 
 def eager(model, ids):
-    model.set_attn_implementation("eager")
-    try:
-        with torch.no_grad():
-            out = model(input_ids=ids, output_attentions=True)
-    finally:
-        capture.prepare(model)
-    return out.attentions  # per layer (1, H, T, T)
+    return reference.eager_attentions(model, ids)  # per layer (1, H, T, T)
 
 
 def test_page_holds_every_row_as_eager_gives_it(cli, model_dir, loaded, tokenizer, tmp_path):

@@ -7,24 +7,17 @@ import json
 import pytest
 import torch
 
-from attnscope.core import capture
 from attnscope.core.heads import heads
 from attnscope.render import render, to_text
 from attnscope.results.common import ResultWarning
 
+import reference
 from conftest import SEED
 
 
 def eager_attentions(loaded, ids):
     """Per layer (1, H, T, T) from eager output_attentions: the independent reference."""
-    model = loaded.model
-    model.set_attn_implementation("eager")
-    try:
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([ids]), output_attentions=True)
-    finally:
-        capture.prepare(model)
-    return out.attentions
+    return reference.eager_attentions(loaded.model, torch.tensor([ids]))
 
 
 def reference_scores(attn, q_span, k_span, agg, no_sink=False):

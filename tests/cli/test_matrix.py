@@ -12,18 +12,13 @@ from attnscope.core.matrix import matrix
 from attnscope.errors import AttnscopeError
 from attnscope.render import render, to_text
 
+import reference
 import tiny
 from conftest import SEED
 
 
 def eager(model, ids):
-    model.set_attn_implementation("eager")
-    try:
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([ids]), output_attentions=True)
-    finally:
-        capture.prepare(model)
-    return out.attentions  # per layer (1, H, T, T)
+    return reference.eager_attentions(model, torch.tensor([ids]))  # per layer (1, H, T, T)
 
 
 @pytest.fixture(scope="module")

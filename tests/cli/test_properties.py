@@ -13,12 +13,11 @@ runs ten times more examples).
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnscope.core import capture
@@ -27,26 +26,8 @@ from attnscope.core.weights import query_rows
 from attnscope.loading import Loaded
 from attnscope.results.common import ModelInfo
 
+import reference
 import tiny
-
-settings.register_profile(
-    "default",
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
-
-settings.register_profile(
-    "thorough",
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
-
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
-
 
 ALPHABET = "민수는사과를샀다그것을먹었책읽 abcThe.,?!\n😀é"
 
@@ -85,15 +66,7 @@ def model_for(heads: int, kv: int, layers: int) -> Any:
 
 def eager_attentions(model: Any, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Eager ``output_attentions``: (layer) -> (B, H, T, T), with the same position ids."""
-    model.set_attn_implementation("eager")
-    try:
-        with torch.no_grad():
-            out = model(
-                input_ids=ids, attention_mask=mask, position_ids=capture.position_ids(mask), output_attentions=True
-            )
-    finally:
-        capture.prepare(model)
-    return tuple(out.attentions)
+    return reference.eager_attentions(model, ids, mask)
 
 
 def padded(texts: list[str], side: str) -> tuple[torch.Tensor, torch.Tensor]:

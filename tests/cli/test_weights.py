@@ -7,25 +7,19 @@ import json
 import pytest
 import torch
 
-from attnscope.core import capture
 from attnscope.core.weights import weights
 from attnscope.render import render, to_text
 from attnscope.results import from_json
 from attnscope.results.weights import WeightsResult, WeightsView
 
+import reference
 from conftest import SEED
 
 
 def eager_query_rows(loaded, text, q):
     ids = torch.tensor([loaded.tokenizer(text)["input_ids"]])
-    model = loaded.model
-    model.set_attn_implementation("eager")
-    try:
-        with torch.no_grad():
-            out = model(input_ids=ids, output_attentions=True)
-    finally:
-        capture.prepare(model)
-    return torch.stack([a[0, :, q, : q + 1] for a in out.attentions])  # (L, H, q+1)
+    attentions = reference.eager_attentions(loaded.model, ids)
+    return torch.stack([a[0, :, q, : q + 1] for a in attentions])  # (L, H, q+1)
 
 
 def test_weights_equal_eager(loaded):

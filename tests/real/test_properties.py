@@ -12,33 +12,13 @@ runs ten times more examples).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnscope.core.tokens import encode
-
-settings.register_profile(
-    "default",
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
-
-settings.register_profile(
-    "thorough",
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
-
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
-
 
 ALPHABET = "민수는사과를샀다그것을먹었책읽 abcThe.,?!\n😀é"
 

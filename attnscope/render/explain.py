@@ -11,6 +11,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, view
 from attnscope.render.common import ranges
+from attnscope.render.fit import FitColumns
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
 from attnscope.results.explain import ExplainResult
@@ -36,8 +37,11 @@ def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
 
     cols = m["cols"].split("\t")
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-    for name, justify in zip(cols, ("right", "left", "left", "right", "right", "right", "left", "right"), strict=True):
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    half = len(_vec(r.q, r.dims)) // 2 + 1  # a vector wraps between its numbers, onto two lines at most
+    for n, (name, justify) in enumerate(
+        zip(cols, ("right", "left", "left", "right", "right", "right", "left", "right"), strict=True)
+    ):
+        table.add_column(name, justify=justify, no_wrap=n != 2, min_width=half if n == 2 else None)  # type: ignore[arg-type]
     top = max(r.weights) if r.weights else 1.0
     for n, j in enumerate(r.keys):
         style = "bold" if j == i else ""
@@ -51,7 +55,7 @@ def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
             Text(bar(r.weights[n] / top if top > 0 else 0.0, 20), style="cyan"),
             f"{r.captured[n]:.4f}",
         )
-    parts: list[RenderableType] = [head, Text(""), table]
+    parts: list[RenderableType] = [head, Text(""), FitColumns(table, [[6]], keys=[0, 1])]  # narrow: no bar
     if r.masked:
         parts.append(
             Text(m["masked"].format(keys=ranges(ctx.lang, r.masked), m=fmt(r.masked_captured_max)), style="dim")
@@ -60,10 +64,10 @@ def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
     parts.append(Text(""))
     vecs = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
     vecs.add_column(no_wrap=True)
-    vecs.add_column(no_wrap=True)
+    vecs.add_column(min_width=half)
     vecs.add_row(m["out"], _vec(r.out, r.dims))
     vecs.add_row(m["model_out"].format(h=r.head), _vec(r.model_out, r.dims))
-    parts.append(vecs)
+    parts.append(FitColumns(vecs))
     verdict = m["ok"] if r.ok else m["bad"]
     style = "green" if r.ok else "bold red"
     parts.append(

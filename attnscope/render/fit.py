@@ -3,19 +3,28 @@
 ``FitColumns`` wraps a Rich table whose columns are either facts (indices, scores, labels)
 or decoration (bars, shading strips, heat cells). When the table does not fit the width it is
 given, it drops the decoration groups one by one, in the order the view lists them, instead
-of letting Rich squeeze every column into ``0.…``. ``print_width`` picks the width for a
-non-terminal stdout: the view's own full width, so a pipe or a file never wraps a table row
-or breaks a path in the middle. Nothing here knows any view; views opt in.
+of letting Rich squeeze every column into ``0.…``. If the facts alone are still too wide, it
+narrows the padding, then lets the headers wrap between their words, and last splits the
+columns into blocks printed one under the other, each repeating the key columns (the row's
+index or label), as R and pandas print a wide table. A cell is never cut: a column marked
+``no_wrap`` keeps every cell whole, a wrapping column breaks its cells between words only.
+``WholeWords`` prints text whose long words (paths) are shortened in the middle rather than
+broken across lines. ``print_width`` picks the width for a non-terminal stdout: the view's own
+full width, so a pipe or a file never wraps a table row or breaks a path in the middle.
+Nothing here knows any view; views opt in.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Sequence
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 PIPED_MAX_WIDTH = 400  # a runaway line (a 10k-token prompt) still wraps somewhere
 
@@ -25,52 +34,259 @@ class FitColumns:
 
     ``decoration`` lists groups of column indices, dropped together and in this order (e.g.
     ``[[bar], [strip]]``: the bar goes first, then the strip). Fact columns are never dropped;
-    the rendered table is a copy, so the same view can be printed at several widths.
+    when they alone are too wide the table is laid out in blocks that each repeat the ``keys``
+    columns. The rendered table is a copy, so the same view can be printed at several widths.
     """
 
-    def __init__(self, table: Table, decoration: Sequence[Iterable[int]]) -> None:
+    def __init__(self, table: Table, decoration: Sequence[Iterable[int]] = (), keys: Sequence[int] = (0,)) -> None:
         self.table = table
         self.decoration = [set(group) for group in decoration]
+        dropped = set().union(*self.decoration)
+        self.keys = [k for k in keys if k not in dropped]
+
+    def _keep(self, kept: Sequence[int], table: Table | None = None) -> Table:
+        """A copy of ``table`` with only the columns ``kept`` (indices into it), in that order."""
+        source = self.table if table is None else table
+        fitted = copy.copy(source)
+        fitted.columns = []
+        for i in kept:
+            column = copy.copy(source.columns[i])
+            column._index = len(fitted.columns)  # Rich looks a column's cells up by its index
+            fitted.columns.append(column)
+        return fitted
 
     def _without(self, dropped: set[int]) -> Table:
         if not dropped:
             return self.table
-        fitted = copy.copy(self.table)
-        fitted.columns = []
-        for col in (c for i, c in enumerate(self.table.columns) if i not in dropped):
-            kept = copy.copy(col)
-            kept._index = len(fitted.columns)  # Rich looks a column's cells up by its index
-            fitted.columns.append(kept)
-        return fitted
+        return self._keep([i for i in range(len(self.table.columns)) if i not in dropped])
 
-    def fitted(self, console: Console, options: ConsoleOptions) -> Table:
+    def fitted(self, console: Console, options: ConsoleOptions) -> RenderableType:
+        width = options.max_width
         dropped: set[int] = set()
         candidate = self.table
-        for group in self.decoration:
-            if needed_width(console, options, candidate) <= options.max_width:
-                break
+        stages = [set(), *self.decoration]
+        for group in stages:
             dropped |= group
             candidate = self._without(dropped)
-        return candidate
+            if needed_width(console, options, candidate) <= width:
+                return sized(console, candidate, width, wrap_headers=False)
+        bare = _narrow_padding(candidate)
+        for wrap in (False, True):
+            if _bounds(console, bare, wrap)[0] <= width:
+                return sized(console, bare, width, wrap_headers=wrap)
+        return self._blocks(console, bare, width, dropped)
+
+    def _blocks(self, console: Console, bare: Table, width: int, dropped: set[int]) -> RenderableType:
+        """The fact columns in blocks one under the other, each starting with the key columns."""
+        kept = [i for i in range(len(self.table.columns)) if i not in dropped]
+        keys = [kept.index(k) for k in self.keys if k in kept]
+        rest = [i for i in range(len(kept)) if i not in keys]
+        blocks: list[list[int]] = []
+        current: list[int] = []
+        for i in rest:
+            trial = self._keep([*keys, *current, i], bare)
+            if current and _bounds(console, trial, True)[0] > width:
+                blocks.append(current)
+                current = [i]
+            else:
+                current.append(i)
+        if current:
+            blocks.append(current)
+        parts: list[RenderableType] = []
+        for block in blocks:
+            table = self._keep([*keys, *block], bare)
+            if _bounds(console, table, True)[0] > width:  # even the keys and one column do not fit
+                table = self._keep(block, bare)
+            if parts:
+                parts.append(Text(""))
+            parts.append(sized(console, table, width, wrap_headers=True))
+        return Group(*parts)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.fitted(console, options)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         full = Measurement.get(console, options, self.table)
-        bare = Measurement.get(console, options, self._without(set().union(*self.decoration)))
-        return Measurement(min(bare.maximum, full.maximum), full.maximum)
+        bare = _narrow_padding(self._without(set().union(*self.decoration)))
+        return Measurement(min(_bounds(console, bare, True)[0], full.maximum), full.maximum)
+
+
+def _narrow_padding(table: Table) -> Table:
+    """``table`` with at most one blank cell between columns (the padding is decoration too)."""
+    top, right, bottom, left = table.padding
+    if right + left <= 1:
+        return table
+    narrow = copy.copy(table)
+    narrow.padding = (top, 1, bottom, 0)
+    return narrow
+
+
+def _column_bounds(console: Console, table: Table, index: int, wrap_headers: bool) -> tuple[int, int]:
+    """(least, natural) content width of column ``index``: a no-wrap cell whole, a wrapping cell
+    at its longest word, the header whole or (``wrap_headers``) at its longest word."""
+    wide = console.options.update_width(PIPED_MAX_WIDTH * 4)
+    column = table.columns[index]
+    least = natural = 0
+    cells: list[tuple[RenderableType, bool]] = [(cell, not column.no_wrap) for cell in column._cells]
+    if table.show_header:
+        cells.append((column.header, wrap_headers or not column.no_wrap))
+    for cell, may_wrap in cells:
+        measured = Measurement.get(console, wide, cell)
+        least = max(least, measured.minimum if may_wrap else measured.maximum)
+        natural = max(natural, measured.maximum)
+    if column.min_width is not None:
+        least, natural = max(least, column.min_width), max(natural, column.min_width)
+    return least, natural
+
+
+def _bounds(console: Console, table: Table, wrap_headers: bool) -> tuple[int, int]:
+    """(least, natural) width of the whole table, padding and borders included."""
+    least = natural = table._extra_width
+    for i in range(len(table.columns)):
+        low, high = _column_bounds(console, table, i, wrap_headers)
+        pad = table._get_padding_width(i)
+        least, natural = least + low + pad, natural + high + pad
+    return least, natural
+
+
+def sized(console: Console, table: Table, width: int, wrap_headers: bool) -> Table:
+    """A copy of ``table`` with each column's width set: natural widths when they fit, else the
+    widest wrapping columns narrowed toward (never under) their least width. Rich's own squeeze
+    ignores least widths and would cut a cell."""
+    bounds = [_column_bounds(console, table, i, wrap_headers) for i in range(len(table.columns))]
+    widths = [high for _, high in bounds]
+    spare = sum(table._get_padding_width(i) for i in range(len(table.columns))) + table._extra_width
+    excess = sum(widths) + spare - width
+    while excess > 0:
+        room = [w - low for w, (low, _) in zip(widths, bounds, strict=True)]
+        if max(room) <= 0:
+            break
+        i = max(range(len(widths)), key=lambda k: (room[k] > 0, widths[k]))
+        widths[i] -= 1
+        excess -= 1
+    if widths == [high for _, high in bounds] and not wrap_headers and all(c.no_wrap for c in table.columns):
+        return table
+    out = copy.copy(table)
+    out.columns = []
+    for i, (column, w) in enumerate(zip(table.columns, widths, strict=True)):
+        kept = copy.copy(column)
+        kept._index = i
+        kept.width = w
+        if wrap_headers:
+            kept.no_wrap = False  # every cell fits its width whole; only the header wraps
+        if not kept.no_wrap:
+            # Rich strips a wrapped line's trailing space by characters, not cells: a line of wide
+            # (Korean) characters keeps it, is one cell too long and would lose its last word to
+            # "…". Folding only drops that space (every word is narrower than the column).
+            kept.overflow = "fold"
+        out.columns.append(kept)
+    return out
 
 
 def needed_width(console: Console, options: ConsoleOptions, table: Table) -> int:
     """The narrowest ``table`` prints without cutting a cell: no-wrap columns (numbers, labels,
     bars) at their full width, wrapping columns (sentences) at their longest word."""
-    wide = options.update_width(PIPED_MAX_WIDTH * 4)  # measurements are clamped to the width given
-    total = table._extra_width  # borders and separators
-    for column in table.columns:
-        measured = table._measure_column(console, wide, column)  # cells plus the column's padding
-        total += measured.maximum if column.no_wrap else measured.minimum
-    return total
+    return _bounds(console, table, wrap_headers=False)[0]
+
+
+WORD = re.compile(r"\S+")
+
+
+class WholeWords:
+    """``text`` wrapped between words, with any word wider than the line (a path, a long token)
+    shortened in the middle with ``…`` rather than broken across two lines."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield shorten_words(console, self.text, options.max_width)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.text)
+
+
+def shorten_words(console: Console, text: Text, width: int) -> Text:
+    """``text`` with every word wider than ``width`` cells shortened in the middle."""
+    plain = text.plain
+    long = [m for m in WORD.finditer(plain) if cell_len(m.group()) > width]
+    if not long:
+        return text
+    out = Text(style=text.style, justify=text.justify, no_wrap=text.no_wrap, end=text.end)
+    done = 0
+    for match in long:
+        out.append_text(text[done : match.start()])
+        word = text[match.start() : match.end()]
+        out.append(middle(word.plain, width), style=word.get_style_at_offset(console, 0))
+        done = match.end()
+    out.append_text(text[done:])
+    return out
+
+
+def middle(word: str, width: int) -> str:
+    """``word`` in at most ``width`` cells: its start and end around one ``…``."""
+    if cell_len(word) <= width:
+        return word
+    keep = max(width - 1, 2)
+    head_cells, tail_cells = (keep + 1) // 2, keep // 2
+    head = tail = ""
+    for ch in word:
+        if cell_len(head + ch) > head_cells:
+            break
+        head += ch
+    for ch in reversed(word):
+        if cell_len(ch + tail) > tail_cells:
+            break
+        tail = ch + tail
+    return f"{head}…{tail}"
+
+
+class TableOr:
+    """``table`` when it fits the width with every cell whole, else ``otherwise`` (the same facts
+    laid out for a narrow screen, e.g. one ``name value`` line with its description below)."""
+
+    def __init__(self, table: Table, otherwise: RenderableType) -> None:
+        self.table = table
+        self.otherwise = otherwise
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if needed_width(console, options, self.table) <= options.max_width:
+            yield sized(console, self.table, options.max_width, wrap_headers=False)
+        else:
+            yield self.otherwise
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        full = Measurement.get(console, options, self.table)
+        other = Measurement.get(console, options, self.otherwise)
+        return Measurement(min(full.minimum, other.minimum), full.maximum)
+
+
+class Flow:
+    """``items`` (token labels, which may hold spaces) side by side, ``sep`` between them, a new
+    line only between two items: a label is never split across lines."""
+
+    def __init__(self, items: Sequence[Text], sep: str = " ") -> None:
+        self.items = list(items)
+        self.sep = sep
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        line = Text()
+        for item in self.items:
+            item = shorten_words(console, item, width) if item.cell_len > width else item
+            if line.plain and line.cell_len + cell_len(self.sep) + item.cell_len > width:
+                yield line
+                line = Text()
+            elif line.plain:
+                line.append(self.sep)
+            line.append_text(item)
+        if line.plain:
+            yield line
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((item.cell_len for item in self.items), default=0)
+        total = sum(item.cell_len for item in self.items) + cell_len(self.sep) * max(len(self.items) - 1, 0)
+        return Measurement(min(widest, options.max_width), min(total, options.max_width))
 
 
 def print_width(renderable: RenderableType, is_terminal: bool) -> int | None:

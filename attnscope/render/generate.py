@@ -10,6 +10,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, view
 from attnscope.render import segments as seg
+from attnscope.render.fit import FitColumns, Flow
 from attnscope.render.i18n import t
 from attnscope.results.generate import GenerateResult, GenerateStep
 
@@ -73,36 +74,32 @@ def _step_label(r: GenerateResult, step: GenerateStep) -> Text:
 
 def _where(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
     lang = ctx.lang
-    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", title_justify="left")
-    table.title = t(lang, "generate.where")
+    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     table.add_column(t(lang, "generate.col_step"), justify="right", no_wrap=True)
     table.add_column(t(lang, "generate.col_token"), no_wrap=True)
     table.add_column(t(lang, "generate.col_prob"), justify="right", no_wrap=True)
     table.add_column(t(lang, "generate.col_words"))
-    table.add_column(t(lang, "generate.col_heads"), no_wrap=True)
+    table.add_column(t(lang, "generate.col_heads"))
     for n in shown:
         step = r.steps[n]
-        words = Text()
-        for i, share in enumerate(step.top_words):
-            if i:
-                words.append("  ")
-            words.append_text(_word(r, share.word, ctx))
-            words.append(f" {share.weight:.2f}", style="cyan")
-        heads = Text()
-        for i, h in enumerate(step.prompt_heads):
-            if i:
-                heads.append("  ")
-            heads.append(f"L{h.layer} H{h.head}")
-            heads.append(f" {h.weight:.2f}", style="cyan")
-        table.add_row(str(n), _step_label(r, step), f"{step.prob:.2f}", words, heads)
+        words = []
+        for share in step.top_words:
+            word = _word(r, share.word, ctx)
+            word.append(f" {share.weight:.2f}", style="cyan")
+            words.append(word)
+        heads = []
+        for h in step.prompt_heads:
+            head = Text(f"L{h.layer} H{h.head}")
+            head.append(f" {h.weight:.2f}", style="cyan")
+            heads.append(head)
+        # a word or a head stays on one line with its share; a narrow screen puts fewer on each line
+        table.add_row(str(n), _step_label(r, step), f"{step.prob:.2f}", Flow(words, "  "), Flow(heads, "  "))
     return table
 
 
 def _shares(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
     lang = ctx.lang
-    groups = " / ".join(_span(g) for g in r.layer_groups)
-    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold", title_justify="left")
-    table.title = t(lang, "generate.shares", groups=groups)
+    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     table.add_column(t(lang, "generate.col_step"), justify="right", no_wrap=True)
     table.add_column(t(lang, "generate.col_token"), no_wrap=True)
     for s in r.segments:
@@ -121,7 +118,10 @@ def render(r: GenerateResult, ctx: Ctx) -> RenderableType:
     parts: list[RenderableType] = [_header(r, ctx), *seg.warnings(r.template, ctx.lang), Text(""), _answer(r, ctx)]
     shown = [n for n in r.detail if 0 <= n < len(r.steps)]
     if shown:
-        parts += [Text(""), _where(r, shown, ctx), Text(""), _shares(r, shown, ctx)]
+        groups = " / ".join(_span(g) for g in r.layer_groups)
+        parts += [Text(""), Text(t(ctx.lang, "generate.where"), style="italic"), FitColumns(_where(r, shown, ctx))]
+        parts += [Text(""), Text(t(ctx.lang, "generate.shares", groups=groups), style="italic")]
+        parts.append(FitColumns(_shares(r, shown, ctx), keys=[0, 1]))
     notes = ["generate.prob_note", "generate.sink_note", "generate.heads_note", "generate.cached"]
     parts.append(Text(""))
     parts += [Text(t(ctx.lang, key), style="dim") for key in notes]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, view
+from attnscope.render.fit import TableOr, WholeWords
 from attnscope.render.i18n import t
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult
 
@@ -31,7 +34,7 @@ def render(r: InfoResult, ctx: Ctx) -> RenderableType:
     table = Table(box=None, pad_edge=False, padding=(0, 2), show_header=False)
     table.add_column("name", style="dim", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("what it is", style="dim")
+    table.add_column("what it is", style="dim", min_width=20)
     groups = r.num_attention_heads // max(1, r.num_key_value_heads)
     params_from = t(lang, f"info.params.{r.num_parameters_from}", tensors=r.gguf_tensors, error=r.num_parameters_error)
     rows = [
@@ -54,6 +57,14 @@ def render(r: InfoResult, ctx: Ctx) -> RenderableType:
     ]
     for name, value, what in rows:
         table.add_row(name, value, what)
+    # Narrow: each name with its value on one line, what it is on the next, indented.
+    names = max(len(name) for name, _, _ in rows)
+    values = max(cell_len(value) for _, value, _ in rows)
+    stacked: list[RenderableType] = []
+    for name, value, what in rows:
+        line = Text(name.ljust(names), style="dim")
+        line.append("  " + " " * (values - cell_len(value)) + value)
+        stacked += [line, Padding(Text(what, style="dim"), (0, 0, 0, 4))]
     gqa = Table(box=None, pad_edge=False, padding=(0, 2), show_header=True, header_style="dim")
     gqa.add_column(t(lang, "info.kv_head"), justify="right", no_wrap=True)
     gqa.add_column(t(lang, "info.shared_by"))
@@ -62,7 +73,7 @@ def render(r: InfoResult, ctx: Ctx) -> RenderableType:
     attention = Text(t(lang, "info.attention"), style="dim")
     ours = r.attn_implementation == ATTN_IMPLEMENTATION
     attention.append(t(lang, "info.attn_attnscope") if ours else r.attn_implementation)
-    parts: list[RenderableType] = [head, Text(""), table, attention, Text("")]
+    parts: list[RenderableType] = [WholeWords(head), Text(""), TableOr(table, Group(*stacked)), attention, Text("")]
     parts += [Text(t(lang, "info.gqa_title"), style="bold"), gqa]
     notes = []
     if r.separate_output_weight is not None:

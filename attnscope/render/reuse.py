@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, view
+from attnscope.render.fit import FitColumns, Flow
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
 from attnscope.results.reuse import ReuseResult
@@ -39,8 +40,8 @@ def render(r: ReuseResult, ctx: Ctx) -> RenderableType:
     head.append("\n" + m["separate"], style="dim")
     if not r.boundary_same:
         head.append("\n" + m["boundary"], style="yellow")
-    labels = [t.label for t in r.tokens]
-    head.append("\n" + " ".join(labels[: r.prefix_tokens]) + " | " + " ".join(labels[r.prefix_tokens :]))
+    labels = [Text(t.label) for t in r.tokens]
+    tokens = Flow([*labels[: r.prefix_tokens], Text("|"), *labels[r.prefix_tokens :]], sep="  ")
 
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     for name in m["cols"].split("\t"):
@@ -49,7 +50,7 @@ def render(r: ReuseResult, ctx: Ctx) -> RenderableType:
         table.add_row(
             str(d.layer), fmt(d.max_diff_k), fmt(d.max_diff_v), fmt(d.max_diff_rows), fmt(d.max_future_weight)
         )
-    parts: list[RenderableType] = [head, Text(""), Text(m["table_note"], style="dim"), table]
+    parts: list[RenderableType] = [head, tokens, Text(""), Text(m["table_note"], style="dim"), FitColumns(table)]
     kv_ok = r.kv_ok
     parts.append(
         Text(
@@ -90,7 +91,7 @@ def render(r: ReuseResult, ctx: Ctx) -> RenderableType:
         f"{cp.doubled_total:,}",
         _ms(cp.doubled_seconds),
     )
-    parts.append(cost)
+    parts.append(FitColumns(cost))
     parts.append(Text(m["ratio"].format(r=cp.ratio, t=cp.time_ratio, on=_timed_on(cp.timed_on, ctx.lang))))
     if cp.tokens < 256:
         parts.append(Text(m["short"], style="dim"))

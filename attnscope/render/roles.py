@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, heat_style, shade, view
+from attnscope.render.fit import FitColumns
 from attnscope.render.i18n import t
 from attnscope.results.roles import ROLES, RankedHead, RolesResult
 
@@ -41,8 +42,7 @@ def header(r: RolesResult, ctx: Ctx) -> Text:
 
 
 def _top_table(r: RolesResult, ctx: Ctx) -> Table:
-    table = Table(box=None, pad_edge=False, padding=(0, 2), header_style="dim", title_justify="left")
-    table.title = t(ctx.lang, "roles.top_title", top=len(r.top.induction))
+    table = Table(box=None, pad_edge=False, padding=(0, 2), header_style="dim")
     table.add_column("#", justify="right", no_wrap=True)
     for role in ROLES:
         table.add_column(t(ctx.lang, f"roles.role.{role}"), no_wrap=True)
@@ -84,7 +84,8 @@ def render(r: RolesResult, ctx: Ctx) -> RenderableType:
     parts: list[RenderableType] = [
         header(r, ctx),
         Text(""),
-        _top_table(r, ctx),
+        Text(t(ctx.lang, "roles.top_title", top=len(r.top.induction)), style="italic"),
+        FitColumns(_top_table(r, ctx)),
         Text(""),
         _sink_line(r, ctx),
         Text(t(ctx.lang, "roles.scores_note"), style="dim"),

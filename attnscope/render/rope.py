@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, view
+from attnscope.render.fit import FitColumns
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
 from attnscope.results.rope import RopeResult
@@ -35,7 +36,7 @@ def render(r: RopeResult, ctx: Ctx) -> RenderableType:
             f"{p.wavelength:,.1f}",
             f"{p.angle:.4g} rad ({p.angle_deg:.1f}°)",
         )
-    parts: list[RenderableType] = [head, Text(""), table]
+    parts: list[RenderableType] = [head, Text(""), FitColumns(table)]
     if r.inv_freq_max_rel_diff is not None:
         parts.append(Text(m["inv"].format(d=fmt(r.inv_freq_max_rel_diff)), style="dim"))
     rc = r.relative_check
@@ -54,7 +55,7 @@ def render(r: RopeResult, ctx: Ctx) -> RenderableType:
         rel.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for d, diff, konly in zip(rc.deltas, rc.max_diff_per_delta, rc.k_only_max_diff, strict=True):
         rel.add_row(str(d), fmt(diff), f"{konly:.3g}")
-    parts.append(rel)
+    parts.append(FitColumns(rel))
     key = "rel_ok" if r.ok else "rel_bad"
     parts.append(
         Text(

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, view
 from attnscope.render import segments as seg
+from attnscope.render.fit import FitColumns
 from attnscope.render.i18n import Lang, t
 from attnscope.results.tokens import TokensResult
 
@@ -67,7 +68,13 @@ def render(r: TokensResult, ctx: Ctx) -> RenderableType:
     summary = t(lang, "tokens.summary", tokens=len(r.tokens), words=len(r.words))
     head = Text(summary + (t(lang, "tokens.chat") if r.chat else ""), style="dim")
     if not r.chat:
-        return Group(head, table)
+        return Group(head, FitColumns(table))
     parts: list[RenderableType] = [head, *seg.warnings(r.template, lang), Text("")]
-    parts += [Text(t(lang, "segments.rendered"), style="dim"), rendered(r), legend(r, lang), Text(""), table]
+    parts += [
+        Text(t(lang, "segments.rendered"), style="dim"),
+        rendered(r),
+        legend(r, lang),
+        Text(""),
+        FitColumns(table),
+    ]
     return Group(*parts)

@@ -23,24 +23,6 @@ from conftest import SEED
 WIDTHS = (40, 60, 80, 160)
 
 
-# Views that still cut a number or a header at these widths (found by this test; not yet fitted
-# with render.fit.FitColumns). Strict: a view that gets fitted makes its entry fail until removed.
-NOT_FITTED = {
-    ("explain", 40),
-    ("explain", 60),
-    ("explain", 80),
-    ("info", 40),
-    ("reuse", 40),
-    ("reuse", 60),
-    ("reuse", 80),
-    ("roles", 40),
-    ("roles", 60),
-    ("rope", 40),
-    ("rope", 60),
-    ("tokens", 40),
-}
-
-
 CUT = re.compile(r"[0-9A-Za-z가-힣]…")  # a number or a word with its end replaced by an ellipsis
 
 
@@ -63,9 +45,7 @@ def results(model_dir: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_no_number_or_label_is_cut(results: dict[str, Any], name: str, width: int, request: Any) -> None:
-    if (name, width) in NOT_FITTED:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"the {name} view is not fitted to {width} yet"))
+def test_no_number_or_label_is_cut(results: dict[str, Any], name: str, width: int) -> None:
     text = to_text(view(results[name], Ctx(width=width)), width=width)
     for line in text.splitlines():
         assert len(line.rstrip()) <= width

@@ -46,6 +46,10 @@ sample matrix-seed matrix "$SEED" --layer 20 --head 6 --model "$MODEL"
 # from the system message and the question, with the chat template applied.
 sample weights-chat weights --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
   --by word --model "$MODEL"
+# The same prompt by segment: how much of that position's weight goes to the template's own tokens,
+# the system message and the question (issue 15).
+sample weights-chat-segments weights --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
+  --by segment --model "$MODEL"
 # A padded batch, padded on the left as in the note: the padding mask the model really
 # applies, next to the causal mask.
 sample mask-batch mask "$SEED" "그는 그것을 먹었다." --padding-side left --model "$MODEL"

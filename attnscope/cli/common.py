@@ -88,7 +88,8 @@ ByOpt = Annotated[
     typer.Option(
         "--by",
         help="token|word: one row/key per token, or a word's tokens together (their weights summed as keys, "
-        "averaged as queries). Default: word in weights, token in matrix.",
+        "averaged as queries); weights also takes segment (each chat segment's tokens summed; needs --chat or "
+        "--messages). Default: word in weights, token in matrix.",
     ),
 ]
 NoSinkOpt = Annotated[
@@ -133,13 +134,16 @@ class Model(Source):
         prompts: Sequence[str] = (),
         find: Sequence[tuple[str, str | None, int | None]] = (),
         chat: Chat | None = None,
+        messages: Sequence[Any] | None = None,
     ) -> Any:
         """The loaded model; progress on a terminal, notices and warnings as stderr lines.
 
         Before torch is imported, what needs no weights is checked (``core.precheck``): the
         model path, ``layer``/``head`` against the config's counts, and each ``find`` entry
         (option name, text, occurrence) against the ``prompts``' characters; a text that only
-        the chat template could hold is checked after loading the tokenizer alone.
+        the chat template could hold is checked after loading the tokenizer alone. With
+        ``messages`` (a --messages conversation; ``prompts`` then holds at most the last user
+        turn) a text is always checked in the rendered conversation, since any message may hold it.
         """
         from attnscope.core.precheck import check_query_text, check_selection
         from attnscope.loading import load, load_tokenizer, model_shape
@@ -151,13 +155,18 @@ class Model(Source):
         unsettled = [
             (opt, text, occ)
             for opt, text, occ in find
-            if not check_query_text(prompts, text, occ, chat=with_chat, system=system, opt=opt, occ_opt=_occ(opt))
+            if (messages is not None and text is not None)
+            or not check_query_text(prompts, text, occ, chat=with_chat, system=system, opt=opt, occ_opt=_occ(opt))
         ]
         if unsettled:
             from attnscope.core.tokens import encode
 
             tokenizer = load_tokenizer(self.model, self.revision, progress)
-            templated = [encode(tokenizer, prompt, chat=True, system=system).text for prompt in prompts]
+            if messages is not None:
+                conversation = prompts[0] if prompts else None
+                templated = [encode(tokenizer, conversation, system=system, messages=messages).text]
+            else:
+                templated = [encode(tokenizer, prompt, chat=True, system=system).text for prompt in prompts]
             for opt, text, occ in unsettled:
                 check_query_text(templated, text, occ, opt=opt, occ_opt=_occ(opt))
         return load(

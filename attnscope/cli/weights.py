@@ -23,12 +23,14 @@ from attnscope.cli.common import (
     HeadOpt,
     LayerOpt,
     MeasureOpt,
+    MessagesOpt,
     Model,
     NoSinkOpt,
     Output,
     Query,
     handle_errors,
     option_groups,
+    read_messages,
     read_prompt,
     stderr_line,
     warning_line,
@@ -41,9 +43,13 @@ from attnscope.cli.common import (
 @option_groups
 def weights_cmd(
     prompt: Annotated[
-        str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Omit it with --input.")
+        str | None,
+        typer.Argument(
+            help="The prompt text, or - to read it from stdin. Omit it with --input; optional with --messages."
+        ),
     ] = None,
     *,
+    messages: MessagesOpt = None,
     query: Query,
     layer: LayerOpt = "all",
     head: HeadOpt = "all",
@@ -101,7 +107,11 @@ def weights_cmd(
         all_keys=all_keys,
     )
     measure = one_of(measure, get_args(Measure), "measure")
+    if view.by == "segment" and not (chat.chat or messages is not None):
+        raise _bad("--by segment needs --chat or --messages: segments are the parts of a chat template")
     if input_file is not None:
+        if messages is not None:
+            raise _bad("give --messages FILE or --input FILE, not both")
         if measure != "weight":
             raise _bad("--measure norm works on one prompt; it cannot be used with --input")
         if prompt is not None:
@@ -122,13 +132,20 @@ def weights_cmd(
             view=view,
         )
         return
-    if prompt is None:
-        raise _bad("give a PROMPT (or - for stdin), or --input FILE for many prompts")
+    if prompt is None and messages is None:
+        raise _bad("give a PROMPT (or - for stdin), --messages FILE, or --input FILE for many prompts")
     if batch_size != 1 or keep_going or input_format != "auto":
         raise _bad("--batch-size, --keep-going and --input-format need --input FILE")
-    text = read_prompt(prompt)
+    chosen = read_messages(messages)
+    text = read_prompt(prompt) if prompt is not None else None
     loaded = model.load(
-        device_map, layer=layer, head=head, prompts=[text], find=[("--query", query.query, query.occurrence)], chat=chat
+        device_map,
+        layer=layer,
+        head=head,
+        prompts=[] if text is None else [text],
+        find=[("--query", query.query, query.occurrence)],
+        chat=chat,
+        messages=chosen,
     )
     from attnscope.core.weights import weights
 
@@ -139,6 +156,7 @@ def weights_cmd(
         layer=layer,
         head=head,
         **chat.kwargs(),
+        messages=chosen,
         view=view,
         measure=measure,
     )

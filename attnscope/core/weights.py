@@ -16,11 +16,13 @@ import torch
 
 from attnscope.core import capture
 from attnscope.core.common import pad_batch, pad_id
+from attnscope.core.segments import prompt_segments
 from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
 from attnscope.results.common import Query, ResultWarning
+from attnscope.results.segments import Message, Segment
 from attnscope.results.weights import Agg, Bar, By, Chart, Hardest, Measure, Strip, WeightsResult, WeightsView
 
 BYS: tuple[By, ...] = get_args(By)
@@ -85,7 +87,7 @@ def hardest(
     """For each key other than position 0 alone and the query's own key: the selected head that puts
     the most on it. shown: (L, Hsel, q+1) token space. Weight descending, at most HARDEST_KEPT."""
     out = []
-    for label, members, _ in keys:
+    for label, members, _, segment in keys:
         counted = [i for i in members if i != 0]
         if not counted or q in members:
             continue
@@ -100,6 +102,7 @@ def hardest(
                 head=heads[hi],
                 kv_head=heads[hi] // groups,
                 weight=float(on_key[li, hi]),
+                segment=segment,
             )
         )
     out.sort(key=lambda h: (-h.weight, h.tokens[0]))
@@ -117,19 +120,40 @@ def drop_sink(rows: torch.Tensor) -> torch.Tensor:
     return out / out.sum(dim=-1, keepdim=True).clamp_min(1e-30)
 
 
-Key = tuple[str, list[int], bool]  # (label, token indices, partial: a word cut at the query)
+# (label, token indices, partial: a word or segment cut at the query, segment index with --by segment)
+Key = tuple[str, list[int], bool, int | None]
+
+
+def segment_label(segment: Segment) -> str:
+    """A segment's label in JSON: its kind, and its turn for a user or assistant turn (``user 2``)."""
+    return segment.kind if segment.turn is None or segment.kind == "system" else f"{segment.kind} {segment.turn}"
 
 
 def group_keys(rows: torch.Tensor, enc: Encoded, q: int, by: By) -> tuple[torch.Tensor, list[Key]]:
-    """Sum rows (..., q+1) over keys; returns (..., n_keys) and (label, token indices, partial) per key."""
+    """Sum rows (..., q+1) over keys; returns (..., n_keys) and (label, token indices, partial, segment) per key.
+
+    ``by`` segment needs a chat prompt: each segment's tokens up to the query form one key (the
+    template's tokens are one key wherever they sit), in the order of the segments.
+    """
     if by == "token":
-        return rows, [(enc.tokens[i].label, [i], False) for i in range(q + 1)]
-    keys = []
-    for w in enc.words:
-        members = [i for i in w.tokens if i <= q]
-        if members:
-            keys.append((w.text, members, len(members) < len(w.tokens)))
-    grouped = torch.stack([rows[..., m].sum(dim=-1) for _, m, _ in keys], dim=-1)
+        return rows, [(enc.tokens[i].label, [i], False, None) for i in range(q + 1)]
+    keys: list[Key] = []
+    if by == "segment":
+        if not enc.segments:
+            raise AttnscopeError(
+                "by='segment' needs a chat prompt (chat=True or messages)",
+                cli="--by segment needs --chat or --messages: segments are the parts of a chat template",
+            )
+        for s in enc.segments:
+            members = [i for i in s.tokens if i <= q]
+            if members:
+                keys.append((segment_label(s), members, len(members) < len(s.tokens), s.index))
+    else:
+        for w in enc.words:
+            members = [i for i in w.tokens if i <= q]
+            if members:
+                keys.append((w.text, members, len(members) < len(w.tokens), None))
+    grouped = torch.stack([rows[..., m].sum(dim=-1) for _, m, _, _ in keys], dim=-1)
     return grouped, keys
 
 
@@ -142,8 +166,9 @@ def _chart(values: torch.Tensor, keys: list[Key], q: int, no_sink: bool, **where
             is_query=q in members,
             excluded=no_sink and 0 in members and len(members) == 1,
             partial=partial,
+            segment=segment,
         )
-        for (label, members, partial), v in zip(keys, values.tolist(), strict=True)
+        for (label, members, partial, segment), v in zip(keys, values.tolist(), strict=True)
     ]
     return Chart(bars=bars, total=float(values.sum()), **where)
 
@@ -179,7 +204,7 @@ def weights_result(
     combined = flat.mean(dim=0) if view.agg == "mean" else flat.max(dim=0).values
     chart = _chart(combined, keys, q, view.no_sink)
     strip_vals = grouped.mean(dim=1).T  # (K, L): mean over selected heads
-    strip = Strip(layers=list(layers), keys=[k for k, _, _ in keys], values=strip_vals.tolist())
+    strip = Strip(layers=list(layers), keys=[k for k, _, _, _ in keys], values=strip_vals.tolist())
     per_head = []
     if view.per_head:
         for li, layer in enumerate(layers):
@@ -208,12 +233,14 @@ def weights_result(
         completeness_max_diff=completeness,
         sink_share=None if view.no_sink else sink_share(shown, view.agg),
         hardest=hardest(shown, keys, q, list(layers), list(heads), groups),
+        segments=prompt_segments(enc.segments, len(enc.tokens)),
+        template=enc.template,
     )
 
 
 def weights(
     loaded: Loaded,
-    prompt: str,
+    prompt: str | None,
     *,
     query: str | None = None,
     pos: int | None = None,
@@ -222,15 +249,17 @@ def weights(
     head: str | None = None,
     chat: bool = False,
     system: str | None = None,
+    messages: Sequence[Message] | None = None,
     view: WeightsView | None = None,
     measure: str = "weight",
 ) -> WeightsResult:
-    """Everything ``attnscope weights`` does for one prompt (``measure``: weight or norm)."""
+    """Everything ``attnscope weights`` does for one prompt, or a conversation (``messages``, then
+    the prompt, if any, as the last user turn); ``measure``: weight or norm."""
     view = view or WeightsView()
     info = loaded.info
     layers = parse_indices(layer, info.num_hidden_layers, "layer")
     heads = parse_indices(head, info.num_attention_heads, "head")
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system, messages=messages)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
     q = pick_query(enc, query, pos, occurrence, warnings)

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade, view
+from attnscope.render import segments as seg
 from attnscope.render.common import model_line, ranges, span
 from attnscope.render.fit import FitColumns
 from attnscope.render.i18n import Lang, t
@@ -36,8 +37,16 @@ def header(r: WeightsResult, lang: Lang) -> Text:
     return text
 
 
-def bar_label(b: Bar, lang: Lang) -> str:
-    return t(lang, "weights.partial", label=b.label) if b.partial else b.label
+def key_name(r: WeightsResult, label: str, segment: int | None, lang: Lang) -> str:
+    """A key's name in the view: a segment's in the view's language (``user 2``, ``사용자 2``), else its label."""
+    if segment is not None and 0 <= segment < len(r.segments):
+        return seg.label(r.segments[segment], lang)
+    return label
+
+
+def bar_label(b: Bar, lang: Lang, r: WeightsResult) -> str:
+    label = key_name(r, b.label, b.segment, lang)
+    return t(lang, "weights.partial", label=label) if b.partial else label
 
 
 MAX_KEYS = 10  # keys drawn for a long prompt (plus one row for the rest) unless --all-keys
@@ -93,7 +102,7 @@ def chart_table(chart: Chart, lang: Lang, r: WeightsResult, title: str | None = 
         mark = t(lang, "common.self") if b.is_query else (t(lang, "weights.excluded") if b.excluded else "")
         style = "bold" if b.is_query else ""
         table.add_row(
-            Text(bar_label(b, lang), style=style),
+            Text(bar_label(b, lang, r), style=style),
             "-" if b.excluded else _units(printed[n]),
             Text(bar(b.weight, width), style="cyan"),
             mark,
@@ -127,9 +136,10 @@ def hardest_block(r: WeightsResult, lang: Lang, limit: int) -> list[RenderableTy
     table.add_column("head", no_wrap=True)
     table.add_column("weight", justify="right", no_wrap=True)
     for h in r.hardest[:limit]:
-        table.add_row(h.label, "←", f"L{h.layer} H{h.head}", f"{h.weight:.2f}")
+        table.add_row(key_name(r, h.label, h.segment, lang), "←", f"L{h.layer} H{h.head}", f"{h.weight:.2f}")
     out: list[RenderableType] = [Text(t(lang, f"weights.hardest_title_{r.view.by}")), table]
-    hint = t(lang, "weights.hardest_hint", count=len(r.layers) * len(r.heads))
+    hint_key = "weights.hardest_hint_segment" if r.view.by == "segment" else "weights.hardest_hint"
+    hint = t(lang, hint_key, count=len(r.layers) * len(r.heads))
     out.append(Text(hint, style="dim"))
     return out
 
@@ -146,7 +156,7 @@ def strip_rows(r: WeightsResult, lang: Lang) -> tuple[list[str], list[list[float
     """The strip's rows: the chart's drawn keys, then one row summing the others per layer."""
     bars = r.chart.bars
     keep = shown_keys(r, bars)
-    labels = [bar_label(bars[i], lang) for i in keep]
+    labels = [bar_label(bars[i], lang, r) for i in keep]
     values = [r.strip.values[i] for i in keep]
     query_key = next((n for n, i in enumerate(keep) if bars[i].is_query), None)
     rest = [i for i in range(len(bars)) if i not in set(keep)]
@@ -192,6 +202,8 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
     if r.view.by == "word":
         out.append(t(lang, "weights.note_by_word"))
         out.append(t(lang, "weights.note_by_token_hint"))
+    if r.view.by == "segment":
+        out.append(t(lang, "segments.note_by_segment"))
     if r.measure == "norm":
         out.append(t(lang, "weights.note_norm"))
     if len(r.layers) * len(r.heads) > 1:
@@ -202,7 +214,7 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
 @view.register
 def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
-    parts: list[RenderableType] = [header(r, lang), Text("")]
+    parts: list[RenderableType] = [header(r, lang), *seg.warnings(r.template, lang), Text("")]
     if len(r.layers) > 1:
         labels, values, query_key = strip_rows(r, lang)
         parts += [

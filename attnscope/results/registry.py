@@ -56,7 +56,15 @@ def _weights_1(doc: dict[str, Any]) -> dict[str, Any]:
                 bar["partial"] = True
     strip = doc.get("strip", {})
     strip["keys"] = [k.removesuffix(" (to the query)") for k in strip.get("keys", [])]
-    return {**doc, "schema": WeightsResult.SCHEMA}
+    return {**doc, "schema": "attnscope.weights/2"}
+
+
+def _weights_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """weights/2 had no segments: every token goes into one "prompt" segment (a chat prompt's are
+    unknown, as for tokens/1), and no chat template facts."""
+    tokens = doc.get("tokens") or []
+    everything = {"index": 0, "kind": "prompt", "tokens": [t.get("index", i) for i, t in enumerate(tokens)]}
+    return {**doc, "segments": [everything], "template": None, "schema": WeightsResult.SCHEMA}
 
 
 def _heads_1(doc: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +148,7 @@ def _tokens_1(doc: dict[str, Any]) -> dict[str, Any]:
 _UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "attnscope.tokens/1": _tokens_1,
     "attnscope.weights/1": _weights_1,
+    "attnscope.weights/2": _weights_2,
     "attnscope.heads/1": _heads_1,
     "attnscope.matrix/1": _matrix_1,
     "attnscope.mask/1": _mask_1,

@@ -7,29 +7,32 @@ from typing import Literal
 
 from attnscope.results import Result
 from attnscope.results.common import ModelInfo, Query, ResultWarning, Token, Word
+from attnscope.results.segments import ChatTemplate, Segment
 
-By = Literal["token", "word"]
+By = Literal["token", "word", "segment"]
 Agg = Literal["mean", "max"]
 Measure = Literal["weight", "norm"]
 
 
 @dataclass(frozen=True)
 class Bar:
-    """One key (a token, or a word with ``--by word``) and the weight the query gives it."""
+    """One key (a token, a word with ``--by word``, a chat segment with ``--by segment``) and the
+    weight the query gives it."""
 
-    label: str  # the token's label, or the word's text
+    label: str  # the token's label, the word's text, or the segment's kind and turn ("user 2")
     tokens: list[int]
     weight: float  # the weight summed over the bar's tokens
     is_query: bool = False  # the query's own bar
     excluded: bool = False  # position 0 under --no-sink
-    partial: bool = False  # a word cut at the query: only its tokens up to the query are keys
+    partial: bool = False  # a word or segment cut at the query: only its tokens up to the query are keys
+    segment: int | None = None  # --by segment: the index of the bar's segment in the result's segments
 
 
 @dataclass(frozen=True)
 class Chart:
     """Bars for one head (``layer``/``head`` set) or for the aggregate of the selection."""
 
-    bars: list[Bar]  # one per key (token, or word with --by word), in order
+    bars: list[Bar]  # one per key (token, word with --by word, segment with --by segment), in order
     total: float  # the sum of the bars
     layer: int | None = None
     head: int | None = None
@@ -47,7 +50,7 @@ class Strip:
 
 @dataclass(frozen=True)
 class WeightsView:
-    by: By = "token"  # token | word: how keys are grouped in the chart
+    by: By = "token"  # token | word | segment: how keys are grouped in the chart
     agg: Agg = "mean"  # over the selected layers and heads
     no_sink: bool = False  # position 0 excluded and each head's row renormalised
     per_head: bool = False  # one chart per (layer, head)
@@ -65,11 +68,12 @@ class Hardest:
     head: int
     kv_head: int
     weight: float
+    segment: int | None = None  # --by segment: the key's segment (an index into the result's segments)
 
 
 @dataclass(frozen=True)
 class WeightsResult(Result):
-    SCHEMA = "attnscope.weights/2"
+    SCHEMA = "attnscope.weights/3"
 
     model: ModelInfo
     text: str
@@ -97,3 +101,6 @@ class WeightsResult(Result):
     sink_share: float | None = None
     # per key (position 0 and the query's own key left out): the head that looks hardest at it, weight descending
     hardest: list[Hardest] = field(default_factory=list)
+    # every token's origin: a chat prompt's segments (template, system, each turn), or one "prompt" segment
+    segments: list[Segment] = field(default_factory=list)
+    template: ChatTemplate | None = None  # chat prompts: what the chat template did; None for a plain prompt

@@ -315,7 +315,7 @@ def test_float16_on_cpu_warns_and_keeps_rows_fp32(cli: Any, model_dir: Path) -> 
 
 def test_other_bad_options(cli: Any, model_dir: Path) -> None:
     m = ("--model", str(model_dir))
-    one_error(cli("weights", SEED, "--by", "letter", *m), ExitCode.USAGE, "--by 'letter': use token or word")
+    one_error(cli("weights", SEED, "--by", "letter", *m), ExitCode.USAGE, "--by 'letter': use token, word or segment")
     one_error(cli("weights", SEED, "--agg", "sum", *m), ExitCode.USAGE, "--agg 'sum': use mean or max")
     one_error(cli("weights", SEED, "--system", "hi", *m), ExitCode.USAGE, "--system needs --chat")
     one_error(
@@ -490,7 +490,7 @@ def _edited(text: str, **changes: Any) -> str:
         ("wrong-schema", lambda good: _edited(good, schema="attnscope.nope/1"), "unknown schema 'attnscope.nope/1'"),
         ("no-schema", lambda good: "[1, 2]", "not an attnscope result: no 'schema' field"),
         ("missing-field", lambda good: _edited(good, query=None), "missing field 'query'"),
-        ("wrong-type", lambda good: _edited(good, weights="x"), "attnscope.weights/2.weights: expected a list"),
+        ("wrong-type", lambda good: _edited(good, weights="x"), "attnscope.weights/3.weights: expected a list"),
         ("empty", lambda good: "", "empty file"),
     ],
 )

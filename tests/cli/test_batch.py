@@ -134,7 +134,7 @@ def test_cli_batch_json_lines_match_single_runs(cli, model_dir, tmp_path):
             if key in rec:
                 args.append(f"--{key}={rec[key]}")
         single = json.loads(cli(*args).stdout)
-        assert doc["schema"] == single["schema"] == "attnscope.weights/2"
+        assert doc["schema"] == single["schema"] == "attnscope.weights/3"
         assert doc["query"] == single["query"] and doc["tokens"] == single["tokens"]
         assert _max_diff(doc["weights"], single["weights"]) < 1e-5
         assert from_json(doc).to_json() == {k: v for k, v in doc.items() if k != "input_line"}

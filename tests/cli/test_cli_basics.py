@@ -132,7 +132,7 @@ def test_json_is_one_document_in_one_line(cli: Any, model_dir: Path) -> None:
     assert res.exit_code == 0
     assert res.stdout.endswith("\n") and res.stdout.count("\n") == 1
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.weights/2"
+    assert doc["schema"] == "attnscope.weights/3"
     assert "민수는" in res.stdout  # ensure_ascii=False: Korean stays Korean in JSON too
 
 

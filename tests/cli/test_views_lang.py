@@ -16,6 +16,8 @@ import pytest
 
 from conftest import SEED
 
+DATA = Path(__file__).resolve().parents[1] / "data"
+
 CASES = [
     ["tokens", SEED],
     ["tokens", SEED, "--chat", "--system", "짧게 답한다."],
@@ -23,6 +25,8 @@ CASES = [
     ["weights", SEED, "--per-head", "--layer", "1", "--head", "0,2-3"],
     ["weights", SEED, "--by", "word", "--no-sink", "--agg", "max", "-q", "그것"],
     ["weights", SEED, "--chat"],
+    ["weights", SEED, "--chat", "--system", "짧게 답한다.", "--by", "segment"],
+    ["weights", "--messages", str(DATA / "two-turns.json"), "--by", "segment", "--per-head", "--layer", "1"],
     ["heads", SEED, "-q", "그것을", "-k", "사과를"],
     ["heads", SEED, "-q", "그것을", "-k", "사과를", "--query-agg", "mean", "--no-sink", "--top", "3"],
     ["matrix", SEED, "--layer", "0", "--head", "0"],

@@ -66,7 +66,7 @@ def test_cli_json_schema(cli, model_dir):
     res = cli("weights", SEED, "--query", "그것을", "--model", str(model_dir), "--json", "--layer", "0,2")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.weights/2"
+    assert doc["schema"] == "attnscope.weights/3"
     assert set(doc["model"]) >= {
         "id",
         "num_hidden_layers",

@@ -13,7 +13,7 @@ from attnscope.render import Ctx, figure
 from attnscope.render.figures.common import MARGIN, ROW, chart_rows, header, key_label, model_line, notes
 from attnscope.render.figures.svg import DIM, GRID, Svg, heat, text_width
 from attnscope.render.i18n import t
-from attnscope.render.weights import apportion, shown_keys, strip_rows
+from attnscope.render.weights import apportion, key_name, shown_keys, strip_rows
 from attnscope.render.weights import notes as notes_of
 from attnscope.results.weights import Chart, WeightsResult
 
@@ -31,7 +31,13 @@ def _rows(r: WeightsResult, chart: Chart, ctx: Ctx) -> tuple[list[tuple[str, flo
     out: list[tuple[str, float | None, str, bool]] = []
     for n, i in enumerate(keep):
         b = bars[i]
-        label = key_label(r.tokens, r.words, b.tokens, r.view.by, ctx)
+        label = (
+            key_name(r, b.label, b.segment, ctx.lang)
+            if b.segment is not None
+            else key_label(r.tokens, r.words, b.tokens, r.view.by, ctx)
+        )
+        if b.segment is not None and b.partial:
+            label = f"{label} {t(ctx.lang, 'figures.to_query')}"
         mark = (
             t(ctx.lang, "figures.self") if b.is_query else (t(ctx.lang, "figures.sink_excluded") if b.excluded else "")
         )

@@ -381,6 +381,11 @@ MESSAGES: dict[str, str] = {
     "segments.count_item": ": {n} tokens",
     "segments.counts": "{n} segment(s):",
     "segments.note_by_segment": "--by segment: each segment's bar is the sum of its tokens' weights, up to the query",
+    "weights.others_segment": "{n} other segments",
+    "weights.hardest_title_segment": "who looks hardest at each segment (the head that puts the most on it)",
+    "weights.hardest_hint_segment": (
+        "from the {count} rows above (no second run); position 0 and the segment holding the query are left out."
+    ),
     # == end segments ==
     # == first hour: progress, cache, width (issue 12) ==
     # == end first hour ==

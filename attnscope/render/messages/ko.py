@@ -381,6 +381,9 @@ MESSAGES: dict[str, str] = {
     "segments.count_item": ": 토큰 {n}개",
     "segments.counts": "구간 {n}개:",
     "segments.note_by_segment": "--by segment: 구간 막대는 그 구간에서 쿼리까지 든 토큰들의 비율을 더한 값이다.",
+    "weights.others_segment": "나머지 구간 {n}개",
+    "weights.hardest_title_segment": "구간마다 가장 많이 보는 헤드(그 구간에 준 몫이 가장 큰 헤드)",
+    "weights.hardest_hint_segment": "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q가 든 구간은 뺐다.",
     # == end segments ==
     # == first hour: progress, cache, width (issue 12) ==
     # == end first hour ==

@@ -30,3 +30,37 @@ def test_real_model_seed_and_chat(real_loaded):
     chat = weights(real_loaded, "토마토는 과일일까 채소일까?", chat=True, system="짧게 답해.", layer="-1")
     assert chat.tokens[0].label == "<|im_start|>" and chat.query.index == len(chat.tokens) - 1
     assert chat.chart.total == pytest.approx(1.0, abs=1e-4)
+
+
+@pytest.mark.slow
+def test_real_model_by_segment_over_a_conversation(real_loaded):
+    """Qwen2.5's template inserts its system message; --by segment bars are the rows summed over each segment."""
+    from attnscope.core.segments import parse_messages
+    from attnscope.results.weights import WeightsView
+
+    messages = parse_messages(
+        [
+            {"role": "user", "content": "토마토는 과일인가요, 채소인가요?"},
+            {"role": "assistant", "content": "식물학으로는 과일이고, 요리에서는 채소로 씁니다."},
+            {"role": "user", "content": "그럼 수박은요?"},
+        ]
+    )
+    r = weights(real_loaded, None, messages=messages, layer="20", view=WeightsView(by="segment"))
+    assert r.template is not None
+    assert r.template.inserted_system == "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+    labels = [(s.kind, s.turn, s.inserted) for s in r.segments]
+    assert labels == [
+        ("template", None, False),
+        ("system", None, True),
+        ("user", 1, False),
+        ("assistant", 1, False),
+        ("user", 2, False),
+    ]
+    rows = torch.tensor(r.weights)  # (1, 14, T): raw, token space
+    for bar in r.chart.bars:
+        by_hand = float(rows[..., r.segments[bar.segment].tokens].sum(-1).mean())
+        assert bar.weight == pytest.approx(by_hand, abs=1e-5)
+    assert r.chart.total == pytest.approx(1.0, abs=1e-4)
+    for segment, message in zip(r.segments[2:], messages, strict=True):
+        chars = sorted({c for i in segment.tokens for c in range(r.tokens[i].start, r.tokens[i].end)})
+        assert "".join(r.text[c] for c in chars) == message.content  # a character split over tokens once

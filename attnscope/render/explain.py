@@ -11,7 +11,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, view
 from attnscope.render.common import ranges
-from attnscope.render.fit import FitColumns
+from attnscope.render.fit import FitColumns, Fitted, glue
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
 from attnscope.results.explain import ExplainResult
@@ -27,7 +27,7 @@ def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
     m = section(ctx.lang, "explain")
     i = r.query.index
     head = Text()
-    head.append(m["title"].format(layer=r.layer, head=r.head, q=r.query.text, i=i), style="bold")
+    head.append(m["title"].format(layer=r.layer, head=r.head, q=glue(r.query.text), i=i), style="bold")
     head.append(
         "\n" + m["kv"].format(kv=r.kv_head, shared=ranges(ctx.lang, r.shared_heads), d=r.head_dim, s=r.scaling),
         style="dim",
@@ -63,7 +63,7 @@ def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
     parts.append(Text(m["sum"].format(s=sum(r.weights)), style="dim"))
     parts.append(Text(""))
     vecs = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
-    vecs.add_column(no_wrap=True)
+    vecs.add_column()  # a label that wraps between its words on a narrow screen
     vecs.add_column(min_width=half)
     vecs.add_row(m["out"], _vec(r.out, r.dims))
     vecs.add_row(m["model_out"].format(h=r.head), _vec(r.model_out, r.dims))
@@ -95,4 +95,4 @@ def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
     parts.append(Text(m["v"].format(v=fmt(e.v_pre_vs_post)), style="dim"))
     if i == 0:
         parts.append(Text(m["first"], style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

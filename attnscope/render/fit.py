@@ -8,8 +8,9 @@ narrows the padding, then lets the headers wrap between their words, and last sp
 columns into blocks printed one under the other, each repeating the key columns (the row's
 index or label), as R and pandas print a wide table. A cell is never cut: a column marked
 ``no_wrap`` keeps every cell whole, a wrapping column breaks its cells between words only.
-``WholeWords`` prints text whose long words (paths) are shortened in the middle rather than
-broken across lines. ``print_width`` picks the width for a non-terminal stdout: the view's own
+``Fitted`` wraps a whole view: a long word (a path) in its text is shortened in the middle
+rather than broken across lines, and a token label's glued spaces (``glue``) never break.
+``Flow`` lays items (token labels) side by side and breaks lines only between them. ``print_width`` picks the width for a non-terminal stdout: the view's own
 full width, so a pipe or a file never wraps a table row or breaks a path in the middle.
 Nothing here knows any view; views opt in.
 """
@@ -23,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.padding import Padding
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -94,12 +97,13 @@ class FitColumns:
             blocks.append(current)
         parts: list[RenderableType] = []
         for block in blocks:
-            table = self._keep([*keys, *block], bare)
-            if _bounds(console, table, True)[0] > width:  # even the keys and one column do not fit
-                table = self._keep(block, bare)
             if parts:
                 parts.append(Text(""))
-            parts.append(sized(console, table, width, wrap_headers=True))
+            table = self._keep([*keys, *block], bare)
+            if _bounds(console, table, True)[0] <= width or not keys:
+                parts.append(sized(console, table, width, wrap_headers=True))
+            else:  # even the keys and one column do not fit side by side: the key above its value
+                parts.append(_stacked(self._keep(keys, bare), self._keep(block, bare)))
         return Group(*parts)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -109,6 +113,22 @@ class FitColumns:
         full = Measurement.get(console, options, self.table)
         bare = _narrow_padding(self._without(set().union(*self.decoration)))
         return Measurement(min(_bounds(console, bare, True)[0], full.maximum), full.maximum)
+
+
+def _stacked(keys: Table, values: Table) -> Table:
+    """One column: each row's key cells on a line, its value cells under them, indented."""
+    out = Table(box=None, pad_edge=False, padding=0, show_header=values.show_header, header_style=values.header_style)
+    out.add_column(values.columns[0].header if values.show_header else "", overflow="fold")
+    for row in range(values.row_count):
+        key = Text(" ").join(_plain_cell(c._cells[row]) for c in keys.columns)
+        out.add_row(key)
+        for column in values.columns:
+            out.add_row(Padding(column._cells[row], (0, 0, 0, 2)))
+    return out
+
+
+def _plain_cell(cell: RenderableType) -> Text:
+    return cell if isinstance(cell, Text) else Text(str(cell))
 
 
 def _narrow_padding(table: Table) -> Table:
@@ -192,20 +212,6 @@ def needed_width(console: Console, options: ConsoleOptions, table: Table) -> int
 WORD = re.compile(r"\S+")
 
 
-class WholeWords:
-    """``text`` wrapped between words, with any word wider than the line (a path, a long token)
-    shortened in the middle with ``…`` rather than broken across two lines."""
-
-    def __init__(self, text: Text) -> None:
-        self.text = text
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield shorten_words(console, self.text, options.max_width)
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self.text)
-
-
 def shorten_words(console: Console, text: Text, width: int) -> Text:
     """``text`` with every word wider than ``width`` cells shortened in the middle."""
     plain = text.plain
@@ -239,6 +245,44 @@ def middle(word: str, width: int) -> str:
             break
         tail = ch + tail
     return f"{head}…{tail}"
+
+
+GLUE = "\ue000"  # a space that must not break a line (inside a token label such as "민 1/3"); see Fitted
+
+
+def glue(label: str) -> str:
+    """``label`` with its spaces glued: a wrapped line never breaks inside it."""
+    return label.replace(" ", GLUE)
+
+
+class Fitted:
+    """A whole view, laid out for the width: in its lines of text (a Group's Text, at any depth)
+    a word wider than the line, such as a path, is shortened in the middle with ``…`` instead of
+    broken across lines; and every ``GLUE`` is printed as a space. Rich breaks lines at any
+    whitespace, even a no-break space, so a label's spaces are glued while lines are laid out
+    and turned back into spaces on the way out."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        shortened = _shorten_tree(console, self.renderable, options.max_width)
+        for segment in console.render(shortened, options):
+            if GLUE in segment.text:
+                yield Segment(segment.text.replace(GLUE, " "), segment.style, segment.control)
+            else:
+                yield segment
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.renderable)
+
+
+def _shorten_tree(console: Console, renderable: RenderableType, width: int) -> RenderableType:
+    if isinstance(renderable, Text):
+        return shorten_words(console, renderable, width)
+    if isinstance(renderable, Group):
+        return Group(*(_shorten_tree(console, child, width) for child in renderable.renderables), fit=renderable.fit)
+    return renderable
 
 
 class TableOr:

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, view
 from attnscope.render import segments as seg
-from attnscope.render.fit import FitColumns, Flow
+from attnscope.render.fit import FitColumns, Fitted, Flow
 from attnscope.render.i18n import t
 from attnscope.results.generate import GenerateResult, GenerateStep
 
@@ -127,4 +127,4 @@ def render(r: GenerateResult, ctx: Ctx) -> RenderableType:
     parts += [Text(t(ctx.lang, key), style="dim") for key in notes]
     if len(shown) < len(r.steps):
         parts.append(Text(t(ctx.lang, "generate.more_steps", shown=len(shown), total=len(r.steps)), style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -9,7 +11,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade, view
 from attnscope.render.common import model_line, span, token_span
-from attnscope.render.fit import FitColumns
+from attnscope.render.fit import FitColumns, Fitted, glue
 from attnscope.render.i18n import Lang, t
 from attnscope.results.heads import HeadsResult, TopHead
 
@@ -18,10 +20,11 @@ def header(r: HeadsResult, lang: Lang) -> Text:
     labels = [t(lang, "common.query"), t(lang, "common.key")]
     width = max(cell_len(x) for x in labels) + 1
     text = Text()
+    glued = [replace(tok, label=glue(tok.label)) for tok in r.tokens]  # a wrapped line keeps each label whole
     for label, what, indices in zip(labels, (r.query.text, r.key.text), (r.query.span, r.key.span), strict=True):
         text.append(label + " " * (width - cell_len(label)), style="dim")
         text.append(what, style="bold")
-        text.append(f"  ({token_span(lang, r.tokens, indices)})\n", style="dim")
+        text.append(f"  ({token_span(lang, glued, indices)})\n", style="dim")
     text.append_text(model_line(lang, r.model))
     return text
 
@@ -150,4 +153,4 @@ def render(r: HeadsResult, ctx: Ctx) -> RenderableType:
     parts += [Text(""), FitColumns(heatmap(r, lang), [heads]), heatmap_caption(r, lang)]
     for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, view
-from attnscope.render.fit import TableOr, WholeWords
+from attnscope.render.fit import Fitted, TableOr
 from attnscope.render.i18n import t
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult
 
@@ -73,7 +73,7 @@ def render(r: InfoResult, ctx: Ctx) -> RenderableType:
     attention = Text(t(lang, "info.attention"), style="dim")
     ours = r.attn_implementation == ATTN_IMPLEMENTATION
     attention.append(t(lang, "info.attn_attnscope") if ours else r.attn_implementation)
-    parts: list[RenderableType] = [WholeWords(head), Text(""), TableOr(table, Group(*stacked)), attention, Text("")]
+    parts: list[RenderableType] = [head, Text(""), TableOr(table, Group(*stacked)), attention, Text("")]
     parts += [Text(t(lang, "info.gqa_title"), style="bold"), gqa]
     notes = []
     if r.separate_output_weight is not None:
@@ -82,4 +82,4 @@ def render(r: InfoResult, ctx: Ctx) -> RenderableType:
         notes.append(t(lang, "info.note_tokenizer_unread"))
     for note in notes:
         parts.append(Text(note, style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, view
 from attnscope.render.common import model_line, ranges, span
+from attnscope.render.fit import Fitted
 from attnscope.render.i18n import Lang, particle, t
 from attnscope.results.mask import MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
@@ -112,7 +113,11 @@ class _Figure:
         if len(slots) <= SIDE_BY_SIDE_MAX and max(cell_len(x.plain) for x in lines) <= options.max_width:
             yield from lines
             return
-        yield from [Text(causal_title, no_wrap=True), *left, Text(""), Text(title, no_wrap=True), *right]
+        remark: list[Text] = []
+        if max(cell_len(x.plain) for x in right) > options.max_width:  # the remark goes under the grid
+            right = [_header(slots, lw, cw)] + _grid(seq.combined, slots, seq.tokens, lw, cw, set(seq.padded_rows), "")
+            remark = [Text(t(lang, "mask.pad_remark"), style="dim italic")] if seq.padded_rows else []
+        yield from [Text(causal_title), *left, Text(""), Text(title), *right, *remark]
 
 
 def pad_title(lang: Lang, pads: list[int]) -> str:
@@ -147,7 +152,7 @@ def condensed(lang: Lang, n: int, max_size: int) -> list[str]:
 
 
 def _illustration(r: MaskResult, lang: Lang) -> list[RenderableType]:
-    parts: list[RenderableType] = [Text(t(lang, "mask.legend"), no_wrap=True), Text(""), _Figure(r, lang), Text("")]
+    parts: list[RenderableType] = [Text(t(lang, "mask.legend")), Text(""), _Figure(r, lang), Text("")]
     seq = r.sequences[0]
     notes = closing_lines(lang, r.side, len(seq.padded_rows)) + condensed(lang, len(seq.tokens), r.max_size)
     return parts + [Text(note) for note in notes]
@@ -329,4 +334,4 @@ def _model(r: MaskResult, lang: Lang) -> list[RenderableType]:
 @view.register
 def render(r: MaskResult, ctx: Ctx) -> RenderableType:
     parts = _illustration(r, ctx.lang) if r.mode == "illustration" else _model(r, ctx.lang)
-    return Group(*parts)
+    return Fitted(Group(*parts))

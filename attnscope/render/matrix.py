@@ -8,28 +8,20 @@ as the legend. ``·`` marks cells the causal mask removes (the key is after the 
 from __future__ import annotations
 
 from rich.cells import cell_len
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, heat_style, shade, view
 from attnscope.render.common import model_line, span
+from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results.matrix import MatrixResult
 
 
 def _pad(label: str, width: int) -> str:
     return label + " " * max(0, width - cell_len(label))
-
-
-def _clip(label: str, width: int) -> str:
-    if cell_len(label) <= width:
-        return label
-    out = ""
-    for ch in label:
-        if cell_len(out + ch) > width - 1:
-            break
-        out += ch
-    return out + "…"
 
 
 def header(r: MatrixResult, lang: Lang) -> Text:
@@ -49,17 +41,32 @@ def header(r: MatrixResult, lang: Lang) -> Text:
     return text
 
 
-def grid(r: MatrixResult, lang: Lang) -> Text:
+def _top(r: MatrixResult) -> list[tuple[int, float]]:
+    """Each drawn row's top column and its value (-1 when the row has no unmasked cell)."""
+    v = r.view
+    out = []
+    for row in range(len(v.groups)):
+        last_query = v.groups[row][-1]
+        best, best_c = -1.0, 0
+        for c in range(len(v.groups)):
+            if v.groups[c][0] <= last_query and v.cells[row][c] > best:
+                best, best_c = v.cells[row][c], c
+        out.append((best_c, best))
+    return out
+
+
+def grid(r: MatrixResult, lang: Lang, labels_shown: bool = True, top_shown: bool = True) -> Text:
+    """The heat grid as one no-wrap Text: index, label, [before], a cell per key, top key."""
     v = r.view
     n = len(v.groups)
-    labels = [_clip(lab, 12) for lab in v.labels]
+    labels = list(v.labels) if labels_shown else ["" for _ in v.labels]
     idx_w = len(str(max(v.groups[-1][0], n))) if n else 1
     lab_w = max((cell_len(x) for x in labels), default=1)
-    left = idx_w + 1 + lab_w + 1
+    left = idx_w + 1 + (lab_w + 1 if labels_shown else 0)
     has_before = r.window[0] > 0
     before_w = 6 if has_before else 0
-    # Rows and columns are numbered by token position (a block: its first), or by word.
-    nums = list(range(n)) if v.by == "word" else [g[0] for g in v.groups]
+    nums = _nums(r)
+    top = _top(r)
     out = Text()
     # Column headers: tens digit on the first line, units digit on the second.
     if any(x >= 10 for x in nums):
@@ -70,30 +77,85 @@ def grid(r: MatrixResult, lang: Lang) -> Text:
     out.append(" " * left + (f"<{r.window[0]}".rjust(5) + " " if has_before else ""), style="dim")
     for x in nums:
         out.append(f" {x % 10}", style="dim")
-    out.append(f"   {t(lang, 'matrix.top.' + v.by)}\n", style="dim")
+    if top_shown:
+        out.append(f"   {t(lang, 'matrix.top.' + v.by)}", style="dim")
+    out.append("\n")
     for row in range(n):
         out.append(f"{nums[row]:>{idx_w}} ", style="dim")
-        out.append(_pad(labels[row], lab_w) + " ")
+        if labels_shown:
+            out.append(_pad(labels[row], lab_w) + " ")
         if has_before:
             b = v.before[row]
             out.append(f"{b:4.2f} ", style=heat_style(b))
             out.append("│", style="dim")
         last_query = v.groups[row][-1]
-        best, best_c = -1.0, 0
         for c in range(n):
             if v.groups[c][0] > last_query:
                 out.append(" ·", style="grey35")
                 continue
             value = v.cells[row][c]
             out.append(shade(value) * 2, style=heat_style(value))
-            if value > best:
-                best, best_c = value, c
-        out.append(f"  {_clip(labels[best_c], 10)} {best:.2f}" if best >= 0 else "", style="dim")
+        best_c, best = top[row]
+        if top_shown and best >= 0:
+            out.append(f"  {v.labels[best_c]} {best:.2f}", style="dim")
         out.append("\n")
     out.rstrip()
-    out.no_wrap = True  # a wrapped grid is unreadable; a narrow terminal crops the right edge instead
+    out.no_wrap = True  # a wrapped grid is unreadable
     out.overflow = "crop"
     return out
+
+
+def _nums(r: MatrixResult) -> list[int]:
+    """Rows and columns are numbered by token position (a block: its first), or by word."""
+    v = r.view
+    return list(range(len(v.groups))) if v.by == "word" else [g[0] for g in v.groups]
+
+
+def top_table(r: MatrixResult, lang: Lang) -> Table:
+    """Each row's top column as a table: what the grid's right edge shows, for a narrow terminal."""
+    v = r.view
+    table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="dim")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column(t(lang, "matrix.col_row"), no_wrap=True)
+    table.add_column(t(lang, "matrix.top." + v.by), no_wrap=True)
+    table.add_column(t(lang, "matrix.col_weight"), justify="right", no_wrap=True)
+    nums = _nums(r)
+    for row, (best_c, best) in enumerate(_top(r)):
+        if best >= 0:
+            table.add_row(str(nums[row]), v.labels[row], v.labels[best_c], f"{best:.2f}")
+    return table
+
+
+class FittedGrid:
+    """The grid as drawn on a wide terminal; on a narrow one, the heat cells without the row
+    labels, cut at the right edge with a line saying which columns are drawn, and each row's
+    top key (label and weight, which are facts) in a table under it."""
+
+    def __init__(self, r: MatrixResult, lang: Lang) -> None:
+        self.r, self.lang = r, lang
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        r, lang, width = self.r, self.lang, options.max_width
+        full = grid(r, lang)
+        if max(cell_len(line) for line in full.plain.split("\n")) <= width:
+            yield full
+            return
+        bare = grid(r, lang, labels_shown=False, top_shown=False)
+        drawn = max(cell_len(line) for line in bare.plain.split("\n"))
+        yield bare
+        nums = _nums(r)
+        if drawn > width:
+            fixed = len(str(max(r.view.groups[-1][0], len(nums)))) + 1 + (6 if r.window[0] > 0 else 0)
+            shown = max(0, min(len(nums), (width - fixed) // 2))
+            if shown:
+                columns = span(lang, nums[0], nums[shown - 1])
+                yield Text(t(lang, "matrix.cropped", columns=columns, n=len(nums)), style="dim")
+        yield Text("")
+        yield FitColumns(top_table(r, lang))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max(cell_len(line) for line in grid(self.r, self.lang).plain.split("\n"))
+        return Measurement(min(40, widest), widest)
 
 
 def legend(r: MatrixResult, lang: Lang) -> Text:
@@ -126,7 +188,7 @@ def notes(r: MatrixResult, lang: Lang) -> list[str]:
 @view.register
 def render(r: MatrixResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
-    parts: list[RenderableType] = [header(r, lang), Text(""), grid(r, lang), Text(""), legend(r, lang)]
+    parts: list[RenderableType] = [header(r, lang), Text(""), FittedGrid(r, lang), Text(""), legend(r, lang)]
     for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, view
-from attnscope.render.fit import FitColumns, Flow
+from attnscope.render.fit import FitColumns, Fitted, Flow
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
 from attnscope.results.reuse import ReuseResult
@@ -95,4 +95,4 @@ def render(r: ReuseResult, ctx: Ctx) -> RenderableType:
     parts.append(Text(m["ratio"].format(r=cp.ratio, t=cp.time_ratio, on=_timed_on(cp.timed_on, ctx.lang))))
     if cp.tokens < 256:
         parts.append(Text(m["short"], style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

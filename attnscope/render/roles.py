@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, heat_style, shade, view
-from attnscope.render.fit import FitColumns
+from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import t
 from attnscope.results.roles import ROLES, RankedHead, RolesResult
 
@@ -93,4 +93,4 @@ def render(r: RolesResult, ctx: Ctx) -> RenderableType:
         Text(t(ctx.lang, "roles.grid_title"), style="bold"),
         layout,
     ]
-    return Group(*parts)
+    return Fitted(Group(*parts))

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, view
-from attnscope.render.fit import FitColumns
+from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
 from attnscope.results.rope import RopeResult
@@ -66,4 +66,4 @@ def render(r: RopeResult, ctx: Ctx) -> RenderableType:
     v = r.v_check
     parts.append(Text(m["kv"].format(kp=f"{v.k_pre_vs_post:.3g}", kr=fmt(v.k_rotated_vs_post)), style="dim"))
     parts.append(Text(m["v"].format(vp=fmt(v.v_pre_vs_post), vr=f"{v.v_rotated_vs_post:.3g}"), style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, view
 from attnscope.render import segments as seg
-from attnscope.render.fit import FitColumns
+from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results.tokens import TokensResult
 
@@ -68,7 +68,7 @@ def render(r: TokensResult, ctx: Ctx) -> RenderableType:
     summary = t(lang, "tokens.summary", tokens=len(r.tokens), words=len(r.words))
     head = Text(summary + (t(lang, "tokens.chat") if r.chat else ""), style="dim")
     if not r.chat:
-        return Group(head, FitColumns(table))
+        return Fitted(Group(head, FitColumns(table)))
     parts: list[RenderableType] = [head, *seg.warnings(r.template, lang), Text("")]
     parts += [
         Text(t(lang, "segments.rendered"), style="dim"),
@@ -77,4 +77,4 @@ def render(r: TokensResult, ctx: Ctx) -> RenderableType:
         Text(""),
         FitColumns(table),
     ]
-    return Group(*parts)
+    return Fitted(Group(*parts))

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, view
 from attnscope.render.common import model_line
+from attnscope.render.fit import FitColumns, Fitted, Flow, glue
 from attnscope.render.i18n import section
 from attnscope.results.trace import TopToken, TraceResult
 
@@ -31,18 +32,19 @@ def render(r: TraceResult, ctx: Ctx) -> RenderableType:
     m = section(ctx.lang, "trace")
     k = len(r.rows[0].top) if r.rows else 0
     head = Text()
-    head.append(m["title"].format(pos=r.position, tok=r.token.label, id=r.token.id), style="bold")
+    head.append(m["title"].format(pos=r.position, tok=glue(r.token.label), id=r.token.id), style="bold")
     head.append("\n")
     head.append_text(model_line(ctx.lang, r.model))
     head.append("\n" + m["intro"], style="dim")
 
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-    # Fixed columns keep their width; only the logit-lens column is cut (with …) on a narrow terminal.
+    # Numbers keep their width; on a narrow terminal the vector wraps between its numbers, the
+    # logit-lens tokens wrap between tokens, and what still does not fit goes to a second block.
     # hidden_states[n] is the output of layer n - 1: layers are counted from 0 in every view.
     stages = [m["embedding"] if row.layer == 0 else m["layer"].format(n=row.layer - 1) for row in r.rows]
     fixed = [
         (m["stage"], "left", max(cell_len(x) for x in stages)),
-        (m["dims"].format(n=r.dims), "left", 1 + 7 * r.dims),
+        (m["dims"].format(n=r.dims), "left", 1 + 7 * ((r.dims + 1) // 2)),
         (m["norm"], "right", 6),
         (m["cos"], "right", 5),
     ]
@@ -50,11 +52,12 @@ def render(r: TraceResult, ctx: Ctx) -> RenderableType:
     if cmp is not None:
         fixed.append((m["vs"].format(p=cmp.position), "right", 6))
     for name, justify, width in fixed:
-        table.add_column(name, justify=justify, no_wrap=True, min_width=max(width, cell_len(name)))  # type: ignore[arg-type]
-    table.add_column(m["lens"].format(k=k), no_wrap=True, overflow="ellipsis")
+        wraps = name == m["dims"].format(n=r.dims)
+        table.add_column(name, justify=justify, no_wrap=not wraps, min_width=max(width, cell_len(name)))  # type: ignore[arg-type]
+    table.add_column(m["lens"].format(k=k))
     for i, row in enumerate(r.rows):
         dims = "[" + " ".join(f"{x:+.3f}" for x in row.head_dims) + "]"
-        cells: list[Text | str] = [
+        cells: list[Text | str | Flow] = [
             Text(
                 stages[i],
                 style="bold" if i in (0, len(r.rows) - 1) else "",
@@ -66,10 +69,10 @@ def render(r: TraceResult, ctx: Ctx) -> RenderableType:
         if cmp is not None:
             crow = cmp.rows[i]
             cells.append(Text(f"{crow.cos:.4f}", style="green" if crow.max_abs_diff == 0 else ""))
-        cells.append("  ".join(tok(t) for t in row.top))
+        cells.append(Flow([Text(tok(t)) for t in row.top], "  "))
         table.add_row(*cells)
 
-    parts: list[RenderableType] = [head, Text(""), table, Text(""), Text(m["lens_note"], style="dim")]
+    parts: list[RenderableType] = [head, Text(""), FitColumns(table), Text(""), Text(m["lens_note"], style="dim")]
     c = r.check
     line = m["check_ok" if c.ok else "check_bad"].format(
         model=tok(c.model, prob=False) + f" (p={c.model.prob:.2f})",
@@ -92,4 +95,4 @@ def render(r: TraceResult, ctx: Ctx) -> RenderableType:
             parts.append(Text(m["other_id"].format(p=cmp.position, tok=cmp.token.label, id=cmp.token.id)))
     else:
         parts.append(Text(m["no_compare"], style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))

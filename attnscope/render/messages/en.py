@@ -131,6 +131,9 @@ MESSAGES: dict[str, str] = {
     "matrix.note_too_many_words": "{n} words are too many to draw; shown in blocks of tokens instead",
     "matrix.note_condensed": "condensed: {n} tokens in blocks of up to {size}; each cell is the mean over the row block's query tokens of the sum over the column block's key tokens (JSON keeps every weight)",
     "matrix.note_window": "--window {start}:{end}: the '<{start}' column is each row's weight on keys {before}",
+    "matrix.col_row": "row",
+    "matrix.col_weight": "weight",
+    "matrix.cropped": "the width cuts the grid: columns {columns} of {n} drawn; each row's top is listed below",
     # == end matrix ==
     # == info ==
     "info.read_from": "{model_type}, read from {file}; no weights loaded",

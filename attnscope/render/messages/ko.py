@@ -131,6 +131,9 @@ MESSAGES: dict[str, str] = {
     "matrix.note_too_many_words": "단어가 {n}개라 다 그릴 수 없어서, 토큰 블록으로 묶어 보인다.",
     "matrix.note_condensed": "압축: 토큰 {n}개를 최대 {size}개씩 블록으로 묶었다. 각 칸은 열 블록의 키 토큰 비율을 더한 값을 행 블록의 쿼리 토큰에 걸쳐 평균낸 것이다(JSON에는 모든 비율이 남는다).",
     "matrix.note_window": "--window {start}:{end}: '<{start}' 열은 각 행이 키 {before}에 두는 비율이다.",
+    "matrix.col_row": "행",
+    "matrix.col_weight": "비율",
+    "matrix.cropped": "너비가 좁아 그림에는 {n}개 열 중 {columns}만 그렸다. 행마다 비율이 가장 큰 열은 아래 표에 있다.",
     # == end matrix ==
     # == info ==
     "info.read_from": "{model_type}, {file}에서 읽었다. 가중치는 불러오지 않았다.",

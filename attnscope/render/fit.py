@@ -67,16 +67,14 @@ class FitColumns:
         width = options.max_width
         dropped: set[int] = set()
         candidate = self.table
-        stages = [set(), *self.decoration]
-        for group in stages:
+        for group in [set(), *self.decoration]:
             dropped |= group
             candidate = self._without(dropped)
-            if needed_width(console, options, candidate) <= width:
-                return sized(console, candidate, width, wrap_headers=False)
+            if _bounds(console, candidate, wrap_headers=False)[1] <= width:  # fits as it is
+                return candidate
         bare = _narrow_padding(candidate)
-        for wrap in (False, True):
-            if _bounds(console, bare, wrap)[0] <= width:
-                return sized(console, bare, width, wrap_headers=wrap)
+        if _bounds(console, bare, wrap_headers=True)[0] <= width:
+            return sized(console, bare, width, wrap_headers=True)
         return self._blocks(console, bare, width, dropped)
 
     def _blocks(self, console: Console, bare: Table, width: int, dropped: set[int]) -> RenderableType:
@@ -141,29 +139,33 @@ def _narrow_padding(table: Table) -> Table:
     return narrow
 
 
-def _column_bounds(console: Console, table: Table, index: int, wrap_headers: bool) -> tuple[int, int]:
-    """(least, natural) content width of column ``index``: a no-wrap cell whole, a wrapping cell
-    at its longest word, the header whole or (``wrap_headers``) at its longest word."""
+def _column_bounds(console: Console, table: Table, index: int, wrap_headers: bool) -> tuple[int, int, int]:
+    """(least, body, natural) content width of column ``index``: least has a no-wrap cell whole,
+    a wrapping cell at its longest word, the header whole or (``wrap_headers``) at its longest
+    word; body has every cell whole and only the header wrapped; natural has everything whole."""
     wide = console.options.update_width(PIPED_MAX_WIDTH * 4)
     column = table.columns[index]
-    least = natural = 0
-    cells: list[tuple[RenderableType, bool]] = [(cell, not column.no_wrap) for cell in column._cells]
-    if table.show_header:
-        cells.append((column.header, wrap_headers or not column.no_wrap))
-    for cell, may_wrap in cells:
+    least = body = natural = 0
+    for cell in column._cells:
         measured = Measurement.get(console, wide, cell)
-        least = max(least, measured.minimum if may_wrap else measured.maximum)
+        least = max(least, measured.maximum if column.no_wrap else measured.minimum)
+        body = max(body, measured.maximum)
+        natural = max(natural, measured.maximum)
+    if table.show_header:
+        measured = Measurement.get(console, wide, column.header)
+        header = measured.minimum if wrap_headers or not column.no_wrap else measured.maximum
+        least, body = max(least, header), max(body, header)
         natural = max(natural, measured.maximum)
     if column.min_width is not None:
-        least, natural = max(least, column.min_width), max(natural, column.min_width)
-    return least, natural
+        least, body, natural = (max(x, column.min_width) for x in (least, body, natural))
+    return least, body, natural
 
 
 def _bounds(console: Console, table: Table, wrap_headers: bool) -> tuple[int, int]:
     """(least, natural) width of the whole table, padding and borders included."""
     least = natural = table._extra_width
     for i in range(len(table.columns)):
-        low, high = _column_bounds(console, table, i, wrap_headers)
+        low, _, high = _column_bounds(console, table, i, wrap_headers)
         pad = table._get_padding_width(i)
         least, natural = least + low + pad, natural + high + pad
     return least, natural
@@ -171,20 +173,22 @@ def _bounds(console: Console, table: Table, wrap_headers: bool) -> tuple[int, in
 
 def sized(console: Console, table: Table, width: int, wrap_headers: bool) -> Table:
     """A copy of ``table`` with each column's width set: natural widths when they fit, else the
-    widest wrapping columns narrowed toward (never under) their least width. Rich's own squeeze
-    ignores least widths and would cut a cell."""
+    widest columns narrowed, first only as far as their headers wrap (every cell whole), then
+    toward (never under) their least width. Rich's own squeeze ignores least widths and would
+    cut a cell."""
     bounds = [_column_bounds(console, table, i, wrap_headers) for i in range(len(table.columns))]
-    widths = [high for _, high in bounds]
+    widths = [high for _, _, high in bounds]
     spare = sum(table._get_padding_width(i) for i in range(len(table.columns))) + table._extra_width
     excess = sum(widths) + spare - width
-    while excess > 0:
-        room = [w - low for w, (low, _) in zip(widths, bounds, strict=True)]
-        if max(room) <= 0:
-            break
-        i = max(range(len(widths)), key=lambda k: (room[k] > 0, widths[k]))
-        widths[i] -= 1
-        excess -= 1
-    if widths == [high for _, high in bounds] and not wrap_headers and all(c.no_wrap for c in table.columns):
+    for floor in ([body for _, body, _ in bounds], [low for low, _, _ in bounds]):
+        while excess > 0:
+            room = [w - f for w, f in zip(widths, floor, strict=True)]
+            if max(room) <= 0:
+                break
+            i = max(range(len(widths)), key=lambda k: (room[k] > 0, widths[k]))
+            widths[i] -= 1
+            excess -= 1
+    if widths == [high for _, _, high in bounds] and not wrap_headers and all(c.no_wrap for c in table.columns):
         return table
     out = copy.copy(table)
     out.columns = []

@@ -18,7 +18,7 @@ from rich.text import Text
 from attnscope.render import Ctx, bar, heat_style, shade, view
 from attnscope.render import segments as seg
 from attnscope.render.common import model_line, ranges, span
-from attnscope.render.fit import FitColumns
+from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results.weights import Bar, Chart, Strip, WeightsResult
 
@@ -244,4 +244,4 @@ def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
             parts += [Text(""), *block]
     for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
-    return Group(*parts)
+    return Fitted(Group(*parts))  # a path in the header is shortened in the middle, never broken

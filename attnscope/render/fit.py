@@ -227,7 +227,9 @@ def shorten_words(console: Console, text: Text, width: int) -> Text:
     for match in long:
         out.append_text(text[done : match.start()])
         word = text[match.start() : match.end()]
-        out.append(middle(word.plain, width), style=word.get_style_at_offset(console, 0))
+        before = cell_len(plain[plain.rfind("\n", 0, match.start()) + 1 : match.start()])
+        room = width - before if before <= width // 3 else width  # "model /…/x.gguf" stays on one line
+        out.append(middle(word.plain, room), style=word.get_style_at_offset(console, 0))
         done = match.end()
     out.append_text(text[done:])
     return out

@@ -54,8 +54,8 @@ def generate_cmd(
     out: Output,
 ) -> None:
     """Generate an answer with the KV cache; show where each new token looked (captured in the same step)."""
-    from attnscope.core.generate import Interrupted, check_settings, generate, parse_steps
-    from attnscope.core.tokens import encode
+    # Everything that needs no weights is checked before torch is imported (issue 12).
+    from attnscope.core.precheck import check_settings, parse_steps
     from attnscope.errors import AttnscopeError
 
     def flags(exc: AttnscopeError) -> AttnscopeError:
@@ -75,7 +75,14 @@ def generate_cmd(
         raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
     done: list[int] = []
     try:
-        loaded = model.load()
+        loaded = model.load(layer=layer, head=head)  # the model path and --layer/--head, from the config
+    except KeyboardInterrupt:
+        stderr_line("attnscope: interrupted before the first new token")
+        raise typer.Exit(INTERRUPTED) from None
+    from attnscope.core.generate import Interrupted, generate
+    from attnscope.core.tokens import encode
+
+    try:
         enc = encode(loaded.tokenizer, text, chat=chat.chat, system=chat.system, messages=chosen)
 
         def on_token(ids: list[int]) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from attnscope.core import capture
+from attnscope.core.precheck import check_settings
 from attnscope.core.segments import prompt_segments, segmented
 from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, readable
@@ -55,15 +56,6 @@ class Decoded:
     probs: list[float]
     rows: list[torch.Tensor]
     stop: StopReason
-
-
-def check_settings(max_new_tokens: int, temperature: float | None, seed: int | None) -> None:
-    if max_new_tokens <= 0:
-        raise AttnscopeError(f"max_new_tokens must be at least 1 (got {max_new_tokens})")
-    if temperature is not None and not temperature > 0:
-        raise AttnscopeError(f"temperature must be above 0 (got {temperature}); leave it out for greedy decoding")
-    if seed is not None and temperature is None:
-        raise AttnscopeError("a seed needs a temperature: greedy decoding draws nothing at random")
 
 
 def check_room(prompt_len: int, max_new_tokens: int, max_positions: int | None) -> None:
@@ -197,19 +189,6 @@ def answer_tokens(tokenizer: Any, enc: Encoded, new_ids: Sequence[int]) -> tuple
         words.append(Word(index=word, text=piece.strip() or "␣", tokens=[index]))
         text += piece
     return text, tokens, words
-
-
-def parse_steps(spec: str | None) -> list[int] | None:
-    """Answer-token numbers (0 = the first new token) from ``3``, ``0-4,10`` or ``all``; None for all."""
-    if spec is None or spec.strip().lower() == "all":
-        return None
-    out: set[int] = set()
-    for item in spec.split(","):
-        lo, _, hi = item.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)):
-            raise AttnscopeError(f"steps {spec!r}: use answer-token numbers from 0, such as 3, 0-4,10 or all")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return sorted(out)
 
 
 def pick_detail(steps: list[int] | None, n: int) -> list[int]:

@@ -71,3 +71,27 @@ def check_query_text(
         if occurrence is not None and not 1 <= occurrence <= hits:
             raise AttnscopeError(f"{occ_opt} {occurrence} is out of range: {query!r} occurs {hits} time(s)")
     return True
+
+
+def check_settings(max_new_tokens: int, temperature: float | None, seed: int | None) -> None:
+    """``generate``'s decoding settings: at least one new token, a positive temperature, a seed
+    only with a temperature."""
+    if max_new_tokens <= 0:
+        raise AttnscopeError(f"max_new_tokens must be at least 1 (got {max_new_tokens})")
+    if temperature is not None and not temperature > 0:
+        raise AttnscopeError(f"temperature must be above 0 (got {temperature}); leave it out for greedy decoding")
+    if seed is not None and temperature is None:
+        raise AttnscopeError("a seed needs a temperature: greedy decoding draws nothing at random")
+
+
+def parse_steps(spec: str | None) -> list[int] | None:
+    """Answer-token numbers (0 = the first new token) from ``3``, ``0-4,10`` or ``all``; None for all."""
+    if spec is None or spec.strip().lower() == "all":
+        return None
+    out: set[int] = set()
+    for item in spec.split(","):
+        lo, _, hi = item.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)):
+            raise AttnscopeError(f"steps {spec!r}: use answer-token numbers from 0, such as 3, 0-4,10 or all")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(out)

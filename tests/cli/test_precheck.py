@@ -131,3 +131,24 @@ def test_model_shape_of_folder_and_gguf(model_dir: Path, tiny_gguf: Path) -> Non
     for path in (model_dir, tiny_gguf):
         shape = model_shape(str(path))
         assert (shape.num_hidden_layers, shape.num_attention_heads) == (3, 4)
+
+
+def test_generate_checks_everything_before_torch(model_dir: Path, tmp_path: Path) -> None:
+    """generate: a bad --model path, decoding settings, --steps, a --messages file's shape and
+    --layer/--head (read from the config) are all answered with torch unimportable."""
+    line = one_line(run_without_torch("generate", SEED, "--model", str(tmp_path / "no-such-model")), ExitCode.MODEL)
+    assert "no-such-model" in line
+    bad_messages = tmp_path / "messages.json"
+    bad_messages.write_text('[{"role": "tool", "content": "hi"}]', encoding="utf-8")
+    cases = [
+        (["-n", "0"], ExitCode.USAGE, "--max-new-tokens must be at least 1 (got 0)"),
+        (["--temperature", "0"], ExitCode.USAGE, "--temperature must be above 0"),
+        (["--seed", "3"], ExitCode.USAGE, "--seed needs a temperature"),
+        (["--steps", "2-x"], ExitCode.USAGE, "--steps '2-x'"),
+        (["--messages", str(bad_messages)], ExitCode.INPUT_FILE, "unknown role 'tool'"),
+        (["--layer", "9"], ExitCode.USAGE, "--layer 9 is out of range: the model has 3 layers"),
+        (["--head", "0,7"], ExitCode.USAGE, "--head 7 is out of range: the model has 4 heads"),
+    ]
+    for args, code, fragment in cases:
+        line = one_line(run_without_torch("generate", SEED, "--model", str(model_dir), *args), code)
+        assert fragment in line, (args, line)

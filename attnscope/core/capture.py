@@ -103,6 +103,11 @@ def attention_rows(
     n_kv = key.shape[1]
     kv_len = key.shape[2]
     groups = n_heads // n_kv
+    if q_len == 1 and positions.shape[1] == 1 and mask is None and (sliding_window is None or kv_len <= sliding_window):
+        # A decode step against a KV cache: the one query sees every key, so nothing is masked.
+        q_one = query.float().view(batch, n_kv, groups, 1, head_dim)  # (B, KV, G, 1, D)
+        scores = torch.einsum("bkgpd,bktd->bkgpt", q_one, key.float()) * scaling  # (B, KV, G, 1, T)
+        return torch.softmax(scores, dim=-1).reshape(batch, n_heads, 1, kv_len)
     n_pos = positions.shape[1]
     idx = positions.to(query.device)[:, None, :, None].expand(batch, n_heads, n_pos, head_dim)
     q_sel = torch.gather(query, 2, idx).float()  # (B, H, P, D)

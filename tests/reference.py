@@ -1,4 +1,5 @@
-"""The independent reference every capture test compares against: eager ``output_attentions``.
+"""The independent references the capture tests compare against: eager ``output_attentions``,
+and transformers' own ``generate`` for the ids of ``attnscope generate``.
 
 One place for the switch to eager attention and back (``capture.prepare`` restores
 attnscope's attention function), so a test cannot forget to switch back.
@@ -29,3 +30,19 @@ def eager_attentions(model: Any, ids: torch.Tensor, mask: torch.Tensor | None = 
     finally:
         capture.prepare(model)
     return tuple(out.attentions)
+
+
+def hf_generate(loaded: Any, ids: list[int], n: int, **kwargs: Any) -> list[int]:
+    """The new ids of transformers' ``model.generate`` after ``ids``, stopping where attnscope does."""
+    from attnscope.core.generate import stop_ids
+
+    seq = torch.tensor([ids])  # (1, T)
+    out = loaded.model.generate(
+        seq,
+        attention_mask=torch.ones_like(seq),
+        max_new_tokens=n,
+        eos_token_id=stop_ids(loaded.model, loaded.tokenizer),
+        pad_token_id=0,
+        **kwargs,
+    )
+    return [int(i) for i in out[0, len(ids) :]]

@@ -13,10 +13,12 @@ import pytest
 import torch
 
 from attnscope.core import capture
-from attnscope.core.generate import decode, generate, stop_ids
+from attnscope.core.generate import decode, generate
 from attnscope.core.tokens import encode
 from attnscope.errors import ExitCode
 from attnscope.results import from_json
+
+from reference import hf_generate
 
 PROMPT = "민수는 사과를 샀다."
 
@@ -32,19 +34,6 @@ def full_rows(loaded: Any, ids: list[int]) -> dict[int, torch.Tensor]:
         capture.Request(positions=torch.arange(len(ids))[None], layers=frozenset(range(n))),
     )
     return {layer: rows[0] for layer, rows in got.rows.items()}
-
-
-def hf_generate(loaded: Any, ids: list[int], n: int, **kwargs: Any) -> list[int]:
-    seq = torch.tensor([ids])
-    out = loaded.model.generate(
-        seq,
-        attention_mask=torch.ones_like(seq),
-        max_new_tokens=n,
-        eos_token_id=stop_ids(loaded.model, loaded.tokenizer),
-        pad_token_id=0,
-        **kwargs,
-    )
-    return [int(i) for i in out[0, len(ids) :]]
 
 
 @pytest.mark.parametrize("chat", [False, True])

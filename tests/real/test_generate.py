@@ -9,25 +9,12 @@ from typing import Any
 import pytest
 import torch
 
-from attnscope.core.generate import generate, stop_ids
+from attnscope.core.generate import generate
 from attnscope.core.tokens import encode
 
-from reference import eager_attentions
+from reference import eager_attentions, hf_generate
 
 QUESTION = "토마토는 과일인가요, 채소인가요?"
-
-
-def _hf_ids(loaded: Any, ids: list[int], n: int, **kwargs: Any) -> list[int]:
-    seq = torch.tensor([ids])
-    out = loaded.model.generate(
-        seq,
-        attention_mask=torch.ones_like(seq),
-        max_new_tokens=n,
-        eos_token_id=stop_ids(loaded.model, loaded.tokenizer),
-        pad_token_id=0,
-        **kwargs,
-    )
-    return [int(i) for i in out[0, len(ids) :]]
 
 
 @pytest.mark.slow
@@ -35,7 +22,7 @@ def test_real_cached_rows_equal_eager_and_ids_equal_transformers(real_loaded: An
     enc = encode(real_loaded.tokenizer, QUESTION, chat=True, system="짧게 답해.")
     result = generate(real_loaded, enc, max_new_tokens=12)
     new = [s.id for s in result.steps]
-    assert new == _hf_ids(real_loaded, enc.ids, 12, do_sample=False)
+    assert new == hf_generate(real_loaded, enc.ids, 12, do_sample=False)
     eager = eager_attentions(real_loaded.model, torch.tensor([enc.ids + new]))  # per layer (1, H, T, T)
     worst = 0.0
     for step in result.steps:
@@ -53,5 +40,5 @@ def test_real_sampled_ids_equal_transformers(real_loaded: Any) -> None:
     enc = encode(real_loaded.tokenizer, QUESTION, chat=True)
     result = generate(real_loaded, enc, max_new_tokens=8, temperature=0.8, seed=7)
     torch.manual_seed(7)
-    want = _hf_ids(real_loaded, enc.ids, 8, do_sample=True, temperature=0.8, top_k=0, top_p=1.0)
+    want = hf_generate(real_loaded, enc.ids, 8, do_sample=True, temperature=0.8, top_k=0, top_p=1.0)
     assert [s.id for s in result.steps] == want

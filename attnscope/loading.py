@@ -37,6 +37,48 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 SUPPORTED_MODEL_TYPES = ("qwen2", "qwen3", "llama", "mistral", "qwen2_moe", "qwen3_moe", "olmo2", "gemma")
 
 Progress = Callable[[str], None]
+
+
+# The progress, notice and warning lines loading sends, in English. Each goes out as a ``Said``:
+# a str (this English line, for Python callers) that also carries its key and values, so the
+# CLI can word it in the reader's language (render catalogues, ``progress.KEY``; a test keeps
+# these lines equal to the English catalogue's).
+LINES = {
+    "float16_cpu": "warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32",
+    "hashing": "hashing {file}",
+    "dequantizing": "dequantizing GGUF tensors: {done}/{total} ({seconds} s)",
+    "dequantizing_n": "dequantizing GGUF tensors: {done} ({seconds} s)",
+    "waiting": "another attnscope process is converting {file}; waiting for it to finish ({lock})",
+    "waiting_pid": "another attnscope process (pid {pid}) is converting {file}; waiting for it to finish ({lock})",
+    "reused": "{file}: using the cache entry the other process converted",
+    "casting": "casting the float32 cache of {file} to {dtype} once, into {target}",
+    "first_use": "first use of {file}: converting it once to {dtype} (about {seconds} s; later runs take seconds) "
+    "into {target}",
+    "first_use_size": "first use of {file}: converting it once to {dtype} (about {seconds} s; later runs take "
+    "seconds) into {target}, about {gb} GB",
+    "converted": "converted {file} in {seconds} s; cache: {target}",
+    "tokenizer": "converting the tokenizer of {file}",
+    "tokenizer_done": "tokenizer converted in {seconds} s; dequantizing weights",
+    "reading_tokenizer": "reading the tokenizer from {file}",
+    "loading": "loading {model}",
+    "loaded": "loaded in {seconds} s ({device}, {dtype})",
+}
+
+
+class Said(str):
+    """A line for the user as a code with its data: ``key`` (in ``LINES``) and ``values``. As a
+    str it is the English line."""
+
+    key: str
+    values: dict[str, str]
+
+    def __new__(cls, key: str, **values: object) -> Said:
+        words = {name: str(value) for name, value in values.items()}
+        said = super().__new__(cls, LINES[key].format(**words))
+        said.key, said.values = key, words
+        return said
+
+
 # Measured: dequantizing the 491 MB Qwen2.5-0.5B q4_k_m GGUF takes 70-90 s on 2 cores.
 GGUF_CONVERT_MB_PER_S = 6.0
 
@@ -94,7 +136,7 @@ def pick_dtype(dtype: str, device: str, warn: Progress = _noop) -> Any:
     if dtype == "auto":
         return torch.bfloat16 if device == "cuda" else torch.float32
     if dtype == "float16" and device == "cpu":
-        warn("warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32")
+        warn(Said("float16_cpu"))
     return getattr(torch, dtype)
 
 
@@ -109,7 +151,7 @@ def file_sha256(path: Path, progress: Progress = _noop) -> str:
         index = {}
     if isinstance(index, dict) and isinstance(index.get(key), str):
         return str(index[key])
-    progress(f"hashing {path.name}")
+    progress(Said("hashing", file=path.name))
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
@@ -257,8 +299,11 @@ def _gguf_bar_as_progress(progress: Progress) -> Iterator[None]:
         t0 = time.perf_counter()
         for done, item in enumerate(items):
             if done % 8 == 0:
-                of = f"/{total}" if total else ""
-                progress(f"dequantizing GGUF tensors: {done}{of} ({time.perf_counter() - t0:.0f} s)")
+                seconds = f"{time.perf_counter() - t0:.0f}"
+                if total:
+                    progress(Said("dequantizing", done=done, total=total, seconds=seconds))
+                else:
+                    progress(Said("dequantizing_n", done=done, seconds=seconds))
             yield item
 
     gguf_utils.tqdm = counted
@@ -392,12 +437,14 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress, notice: Progres
     lock = target.with_name(target.name + ".lock")
 
     def waiting(holder: str) -> None:
-        who = f" (pid {holder})" if holder else ""
-        notice(f"another attnscope process{who} is converting {path.name}; waiting for it to finish ({lock})")
+        if holder:
+            notice(Said("waiting_pid", pid=holder, file=path.name, lock=lock))
+        else:
+            notice(Said("waiting", file=path.name, lock=lock))
 
     with _conversion_lock(lock, waiting):
         if _cache_complete(target):  # the other process finished it while we waited
-            progress(f"{path.name}: using the cache entry the other process converted")
+            progress(Said("reused", file=path.name))
             return target
         for stale in target.parent.glob(target.name + ".tmp*"):  # left by a killed run
             shutil.rmtree(stale, ignore_errors=True)
@@ -406,7 +453,7 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress, notice: Progres
         tmp.mkdir(parents=True)
         try:
             if dtype_name != "float32" and _cache_complete(source):
-                notice(f"casting the float32 cache of {path.name} to {dtype_name} once, into {target}")
+                notice(Said("casting", file=path.name, dtype=dtype_name, target=target))
                 _cast_cache(source, tmp, dtype_name)
             else:
                 notice(_first_use_line(path, target, dtype_name))
@@ -417,16 +464,16 @@ def _gguf_cache(path: Path, dtype_name: str, progress: Progress, notice: Progres
             raise
         shutil.rmtree(target, ignore_errors=True)  # a damaged, incomplete entry
         tmp.rename(target)
-        progress(f"converted {path.name} in {time.perf_counter() - t0:.0f} s; cache: {target}")
+        progress(Said("converted", file=path.name, seconds=f"{time.perf_counter() - t0:.0f}", target=target))
     return target
 
 
-def _first_use_line(path: Path, target: Path, dtype_name: str) -> str:
+def _first_use_line(path: Path, target: Path, dtype_name: str) -> Said:
     """One line for a cold cache: what is done, about how long it takes, where it goes, how big."""
     size_mb = path.stat().st_size / 2**20
     seconds = max(5, int(round(size_mb / GGUF_CONVERT_MB_PER_S, -1)))
     bytes_per = {"float32": 4, "bfloat16": 2, "float16": 2}.get(dtype_name, 4)
-    extra = ""
+    gb = None
     try:
         from attnscope.ggufheader import read_gguf_header
 
@@ -436,13 +483,12 @@ def _first_use_line(path: Path, target: Path, dtype_name: str) -> str:
             for d in shape:
                 n *= d
             numel += n
-        extra = f", about {numel * bytes_per / 1e9:.1f} GB"
+        gb = f"{numel * bytes_per / 1e9:.1f}"
     except AttnscopeError:
         pass
-    return (
-        f"first use of {path.name}: converting it once to {dtype_name} (about {seconds} s; later runs take seconds) "
-        f"into {target}{extra}"
-    )
+    if gb is None:
+        return Said("first_use", file=path.name, dtype=dtype_name, seconds=seconds, target=target)
+    return Said("first_use_size", file=path.name, dtype=dtype_name, seconds=seconds, target=target, gb=gb)
 
 
 def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) -> None:
@@ -451,11 +497,11 @@ def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) ->
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    progress(f"converting the tokenizer of {path.name}")
+    progress(Said("tokenizer", file=path.name))
     t0 = time.perf_counter()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        progress(f"tokenizer converted in {time.perf_counter() - t0:.0f} s; dequantizing weights")
+        progress(Said("tokenizer_done", seconds=f"{time.perf_counter() - t0:.0f}"))
         with _gguf_bar_as_progress(progress):
             model = AutoModelForCausalLM.from_pretrained(
                 str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype_name)
@@ -513,7 +559,7 @@ def load_tokenizer(model: str | None = None, revision: str | None = None, progre
             cached = next((e for e in entries if _cache_complete(e)), None)
             if cached is not None and (cached / "tokenizer_config.json").is_file():
                 return AutoTokenizer.from_pretrained(str(cached))
-            progress(f"reading the tokenizer from {path.name}")
+            progress(Said("reading_tokenizer", file=path.name))
             return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         return _check_vocab(
             AutoTokenizer.from_pretrained(spec, revision=revision, local_files_only=hub_local_only()), spec
@@ -658,7 +704,7 @@ def load(
     path = spec
     if kind == "gguf":
         path = str(_gguf_cache(Path(spec), dtype_name, progress, notice))
-    progress(f"loading {spec}")
+    progress(Said("loading", model=spec))
     hub: dict[str, Any] = {"revision": revision, "local_files_only": hub_local_only()} if kind == "hub" else {}
     try:
         config = AutoConfig.from_pretrained(path, **hub)
@@ -695,7 +741,7 @@ def load(
         model_type=str(cfg.model_type),
         head_dim=int(head_dim),
     )
-    progress(f"loaded in {time.perf_counter() - t0:.1f} s ({info.device}, {dtype_name})")
+    progress(Said("loaded", seconds=f"{time.perf_counter() - t0:.1f}", device=info.device, dtype=dtype_name))
     return Loaded(model=net, tokenizer=tokenizer, info=info, source=kind, path=path)
 
 

@@ -176,8 +176,8 @@ class Model(Source):
             dtype=self.dtype,
             device_map=device_map,
             progress=progress,
-            warn=lambda message: stderr_line(f"attnscope: {message}"),
-            notice=lambda message: stderr_line(f"attnscope: {message}"),
+            warn=lambda message: stderr_line(f"attnscope: {worded(message)}"),
+            notice=lambda message: stderr_line(f"attnscope: {worded(message)}"),
         )
 
 
@@ -279,8 +279,11 @@ def option_groups(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:
+        set_stderr_lang(None)
         for name, (group, fields) in groups.items():
             kwargs[name] = group(**{field: kwargs.pop(field) for field in fields})
+            if isinstance(kwargs[name], Output):
+                set_stderr_lang(kwargs[name].lang)
         return fn(**kwargs)
 
     wrapper.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
@@ -289,6 +292,44 @@ def option_groups(fn: F) -> F:
 
 
 _progress_shown = False
+_stderr_lang: str | None = None  # the run's --lang, for the lines on stderr before a view exists
+
+
+def set_stderr_lang(lang: str | None) -> None:
+    """Word this run's stderr lines in ``lang`` (--lang); None: $ATTNSCOPE_LANG, else English.
+    A bad value is left for --lang's own check to report."""
+    global _stderr_lang
+    from attnscope.render.i18n import LANGS
+
+    _stderr_lang = lang if lang in LANGS else None
+
+
+def stderr_lang() -> Any:
+    """The language of this run's stderr lines (``render.i18n.Lang``)."""
+    from attnscope.render.i18n import default_lang
+
+    if _stderr_lang is not None:
+        return _stderr_lang
+    try:
+        return default_lang()
+    except AttnscopeError:  # a bad $ATTNSCOPE_LANG is reported where the view needs it
+        return "en"
+
+
+def worded(message: str) -> str:
+    """A line from loading in the reader's language: a ``loading.Said`` is worded from the
+    catalogue (``progress.KEY``); any other line is printed as it is."""
+    from attnscope.loading import Said
+
+    if not isinstance(message, Said):
+        return message
+    from attnscope.render.i18n import t
+
+    lang = stderr_lang()
+    values = dict(message.values)
+    if lang == "ko" and values.get("device") == "cpu":
+        values["device"] = "CPU"
+    return t(lang, f"progress.{message.key}", **values)
 
 
 def _clear_progress() -> None:
@@ -408,7 +449,7 @@ def progress(message: str) -> None:
         columns = 80
     if columns < 20:  # a pty that never set its size reports 0
         columns = 80
-    line = shorten_middle(f"attnscope: {' '.join(message.split())}", max(columns - 1, 10))
+    line = shorten_middle(f"attnscope: {' '.join(worded(message).split())}", max(columns - 1, 10))
     sys.stderr.write(f"\r\x1b[2K{line}")
     sys.stderr.flush()
     _progress_shown = True

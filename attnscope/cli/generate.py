@@ -21,6 +21,7 @@ from attnscope.cli.common import (
     progress,
     read_messages,
     read_prompt,
+    stderr_lang,
     stderr_line,
 )
 
@@ -57,6 +58,7 @@ def generate_cmd(
     # Everything that needs no weights is checked before torch is imported (issue 12).
     from attnscope.core.precheck import check_settings, parse_steps
     from attnscope.errors import AttnscopeError
+    from attnscope.render.i18n import t
 
     def flags(exc: AttnscopeError) -> AttnscopeError:
         words = exc.message.replace("max_new_tokens must", "--max-new-tokens must")
@@ -77,7 +79,7 @@ def generate_cmd(
     try:
         loaded = model.load(layer=layer, head=head)  # the model path and --layer/--head, from the config
     except KeyboardInterrupt:
-        stderr_line("attnscope: interrupted before the first new token")
+        stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_before')}")
         raise typer.Exit(INTERRUPTED) from None
     from attnscope.core.generate import Interrupted, generate
     from attnscope.core.tokens import encode
@@ -87,7 +89,7 @@ def generate_cmd(
 
         def on_token(ids: list[int]) -> None:
             done[:] = ids
-            progress(f"generating {len(ids)}/{max_new_tokens}")
+            progress(t(stderr_lang(), "progress.generating", n=len(ids), total=max_new_tokens))
 
         try:
             result = generate(
@@ -105,11 +107,11 @@ def generate_cmd(
             raise flags(exc) from None
     except Interrupted as exc:
         answer = loaded.tokenizer.decode(exc.ids)
-        stderr_line(f"attnscope: interrupted after {len(exc.ids)} new token(s); the answer so far:")
+        stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_after', n=len(exc.ids))}")
         sys.stderr.write(answer + "\n")
         sys.stderr.flush()
         raise typer.Exit(INTERRUPTED) from None
     except KeyboardInterrupt:
-        stderr_line("attnscope: interrupted before the first new token")
+        stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_before')}")
         raise typer.Exit(INTERRUPTED) from None
     out.emit(result)

@@ -236,6 +236,17 @@ def test_cli_on_gguf(tiny_gguf: Path, cache: Path, cli: Any, loaded: Any) -> Non
     assert torch.allclose(torch.tensor(doc["weights"]), torch.tensor(expected), atol=1e-6)
 
 
+def test_first_use_line_in_korean(tiny_gguf: Path, cache: Path, cli: Any) -> None:
+    """--lang ko words the lines on stderr too: the cold-cache line reads as a Korean reader writes it."""
+    res = cli("weights", SEED, "--model", str(tiny_gguf), "--lang", "ko", "--json")
+    assert res.exit_code == 0, res.stderr
+    entry = next(p for p in (cache / "gguf").iterdir() if p.is_dir())
+    assert res.stderr.splitlines() == [
+        f"attnscope: {tiny_gguf.name} 파일을 처음 쓴다. float32 형식으로 한 번 변환해 {entry}에 둔다(약 0.0 GB). "
+        "약 5초 걸리고, 다음부터는 몇 초면 된다"
+    ]
+
+
 def test_damaged_cache_says_which_folder_to_delete(tiny_gguf: Path, cache: Path, conversions: list[str]) -> None:
     import shutil
 

@@ -75,3 +75,38 @@ def test_gguf_tqdm_goes_to_progress(monkeypatch: pytest.MonkeyPatch) -> None:
         "dequantizing GGUF tensors: 16/20"
     )
     assert gguf_utils.tqdm.__module__.startswith("tqdm")  # put back
+
+
+def test_loading_lines_are_the_english_catalogue() -> None:
+    """loading's own English lines (what Python callers get) and the catalogue's are the same words."""
+    from attnscope.loading import LINES, Said
+    from attnscope.render.i18n import catalogue, t
+
+    en = catalogue("en")
+    for key, line in LINES.items():
+        assert en[f"progress.{key}"] == line
+    said = Said("loaded", seconds="2.4", device="cpu", dtype="float32")
+    assert said == "loaded in 2.4 s (cpu, float32)" == t("en", "progress.loaded", **said.values)
+
+
+def test_progress_in_korean(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --lang ko (or ATTNSCOPE_LANG=ko) the loading lines on stderr are Korean."""
+    from attnscope.loading import Said
+
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=0: os.terminal_size((100, 24)))
+    monkeypatch.setattr(common, "_stderr_lang", "ko")
+    common.progress(Said("loading", model=PATH))
+    common.progress(Said("loaded", seconds="2.4", device="cpu", dtype="float32"))
+    common.stderr_line(f"attnscope: {common.worded(Said('waiting_pid', pid=42, file='x.gguf', lock='/c/x.lock'))}")
+    shown = [part.removeprefix("\x1b[2K") for part in err.getvalue().split("\r") if part]
+    assert shown[0] == f"attnscope: 모델을 불러온다: {PATH}"
+    assert shown[1] == "attnscope: 2.4초 만에 불러왔다(CPU, float32)"
+    assert shown[-1] == (
+        "attnscope: 다른 attnscope 프로세스(pid 42)가 x.gguf 파일을 변환하고 있다. 끝날 때까지 기다린다(/c/x.lock)\n"
+    )
+    monkeypatch.setattr(common, "_stderr_lang", None)
+    monkeypatch.setenv("ATTNSCOPE_LANG", "ko")  # no --lang given: the environment decides
+    assert common.worded(Said("hashing", file="x.gguf")) == "파일 해시를 계산한다: x.gguf"
+    assert common.worded("a line that is not a Said") == "a line that is not a Said"

@@ -391,5 +391,24 @@ MESSAGES: dict[str, str] = {
     ),
     # == end segments ==
     # == first hour: progress, cache, width (issue 12) ==
+    "progress.float16_cpu": "warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32",
+    "progress.hashing": "hashing {file}",
+    "progress.dequantizing": "dequantizing GGUF tensors: {done}/{total} ({seconds} s)",
+    "progress.dequantizing_n": "dequantizing GGUF tensors: {done} ({seconds} s)",
+    "progress.waiting": "another attnscope process is converting {file}; waiting for it to finish ({lock})",
+    "progress.waiting_pid": "another attnscope process (pid {pid}) is converting {file}; waiting for it to finish ({lock})",
+    "progress.reused": "{file}: using the cache entry the other process converted",
+    "progress.casting": "casting the float32 cache of {file} to {dtype} once, into {target}",
+    "progress.first_use": "first use of {file}: converting it once to {dtype} (about {seconds} s; later runs take seconds) into {target}",
+    "progress.first_use_size": "first use of {file}: converting it once to {dtype} (about {seconds} s; later runs take seconds) into {target}, about {gb} GB",
+    "progress.converted": "converted {file} in {seconds} s; cache: {target}",
+    "progress.tokenizer": "converting the tokenizer of {file}",
+    "progress.tokenizer_done": "tokenizer converted in {seconds} s; dequantizing weights",
+    "progress.reading_tokenizer": "reading the tokenizer from {file}",
+    "progress.loading": "loading {model}",
+    "progress.loaded": "loaded in {seconds} s ({device}, {dtype})",
+    "progress.generating": "generating {n}/{total}",
+    "progress.interrupted_before": "interrupted before the first new token",
+    "progress.interrupted_after": "interrupted after {n} new token(s); the answer so far:",
     # == end first hour ==
 }

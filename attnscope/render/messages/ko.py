@@ -389,5 +389,24 @@ MESSAGES: dict[str, str] = {
     "weights.hardest_hint_segment": "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q가 든 구간은 뺐다.",
     # == end segments ==
     # == first hour: progress, cache, width (issue 12) ==
+    "progress.float16_cpu": "경고: CPU에서 float16은 느리고 정밀도가 떨어진다. 어텐션 행은 그래도 fp32로 계산한다",
+    "progress.hashing": "파일 해시를 계산한다: {file}",
+    "progress.dequantizing": "GGUF 텐서를 푼다: {done}/{total} ({seconds}초)",
+    "progress.dequantizing_n": "GGUF 텐서를 푼다: {done}개 ({seconds}초)",
+    "progress.waiting": "다른 attnscope 프로세스가 {file} 파일을 변환하고 있다. 끝날 때까지 기다린다({lock})",
+    "progress.waiting_pid": "다른 attnscope 프로세스(pid {pid})가 {file} 파일을 변환하고 있다. 끝날 때까지 기다린다({lock})",
+    "progress.reused": "다른 프로세스가 변환해 둔 캐시를 쓴다: {file}",
+    "progress.casting": "{file} 파일의 float32 캐시를 {dtype} 형식으로 한 번 바꿔 {target}에 둔다",
+    "progress.first_use": "{file} 파일을 처음 쓴다. {dtype} 형식으로 한 번 변환해 {target}에 둔다. 약 {seconds}초 걸리고, 다음부터는 몇 초면 된다",
+    "progress.first_use_size": "{file} 파일을 처음 쓴다. {dtype} 형식으로 한 번 변환해 {target}에 둔다(약 {gb} GB). 약 {seconds}초 걸리고, 다음부터는 몇 초면 된다",
+    "progress.converted": "{file} 파일을 {seconds}초 만에 변환했다. 캐시: {target}",
+    "progress.tokenizer": "{file} 파일의 토크나이저를 변환한다",
+    "progress.tokenizer_done": "토크나이저를 {seconds}초 만에 변환했다. 이제 가중치를 푼다",
+    "progress.reading_tokenizer": "{file} 파일에서 토크나이저를 읽는다",
+    "progress.loading": "모델을 불러온다: {model}",
+    "progress.loaded": "{seconds}초 만에 불러왔다({device}, {dtype})",
+    "progress.generating": "응답을 만든다: 토큰 {n}/{total}",
+    "progress.interrupted_before": "첫 새 토큰을 만들기 전에 중단했다",
+    "progress.interrupted_after": "새 토큰 {n}개를 만든 뒤 중단했다. 지금까지의 응답:",
     # == end first hour ==
 }

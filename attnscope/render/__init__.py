@@ -2,8 +2,8 @@
 
 ``view(result, ctx)`` is the terminal view of any result, dispatched on the result's
 type (``functools.singledispatch``): each view module registers its own function with
-``@view.register``, and this package imports every view module by name at its end, so a
-missing module is an import error, not a missing view. ``figure(result, ctx)`` is the
+``@view.register``, and :func:`load_views` imports every view module by name on the first
+view or figure, so a missing module is an import error, not a missing view. ``figure(result, ctx)`` is the
 same dispatch for SVG figures. ``Ctx`` carries what a face needs besides the result:
 the language (every word comes from ``attnscope.render.i18n``) and the width to fit.
 ``console()`` makes the console the CLI prints to and ``export()`` writes a result's
@@ -73,12 +73,16 @@ def heat_style(value: float, top: float = 1.0) -> str:
 @functools.singledispatch
 def view(result: Result, ctx: Ctx) -> RenderableType:
     """The terminal view of any result (each view module registers its type)."""
+    if load_views():  # the first call: the table of views is read now, then dispatch again
+        return view(result, ctx)
     raise AttnscopeError(f"no human view for {result.SCHEMA}", ExitCode.INPUT_FILE)
 
 
 @functools.singledispatch
 def figure(result: Result, ctx: Ctx) -> str:
     """The SVG figure of any result that has one (each figure module registers its type)."""
+    if load_views():
+        return figure(result, ctx)
     raise AttnscopeError(f"no figure for {result.SCHEMA}", ExitCode.INPUT_FILE)
 
 
@@ -101,6 +105,7 @@ def to_text(renderable: RenderableType, width: int = 100) -> str:
 
 def has_figure(result: Result) -> bool:
     """Whether ``result``'s type has a figure of its own (else its SVG is the view's text laid out)."""
+    load_views()
     return figure.dispatch(type(result)) is not figure.dispatch(object)
 
 
@@ -183,41 +188,43 @@ class ProgressBar:
         self._progress.stop()
 
 
-# Every view registers itself on import; this list is the table of views.
-from attnscope.render import (  # noqa: E402
-    explain,
-    figures,  # the SVG figures (render.figure)
-    generate,
-    heads,
-    info,
-    mask,
-    matrix,
-    reuse,
-    roles,
-    rope,
-    tokens,
-    trace,
-    weights,
-)
+_views_loaded = False
+
+
+def load_views() -> bool:
+    """Import every view and figure module (each registers itself on import): this function is
+    the table of views. They are imported on the first view or figure, not with this package,
+    so that a command that stops at a bad input (words from render.i18n) does not pay for them.
+    Returns True only on the call that imported them."""
+    global _views_loaded
+    if _views_loaded:
+        return False
+    _views_loaded = True
+    from attnscope.render import (  # noqa: F401
+        explain,
+        figures,  # the SVG figures (render.figure)
+        generate,
+        heads,
+        info,
+        mask,
+        matrix,
+        reuse,
+        roles,
+        rope,
+        tokens,
+        trace,
+        weights,
+    )
+
+    return True
+
 
 __all__ = [
     "Ctx",
-    "explain",
     "export",
     "figure",
     "figure_svg",
-    "figures",
-    "generate",
-    "heads",
-    "info",
-    "mask",
-    "matrix",
+    "load_views",
     "render",
-    "reuse",
-    "roles",
-    "rope",
-    "tokens",
-    "trace",
     "view",
-    "weights",
 ]

@@ -27,12 +27,16 @@ from conftest import SEED
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# Run the CLI with torch (and transformers, which needs it) unimportable.
+# Run the CLI with torch (and transformers, which needs it) unimportable, and the view and
+# figure modules too: a typo is worded from the catalogues alone (render.load_views is lazy).
 NO_TORCH = """
 import sys
+VIEWS = ("explain", "figures", "generate", "heads", "info", "mask", "matrix", "reuse", "roles", "rope",
+         "tokens", "trace", "weights")
 class NoTorch:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("torch", "transformers"):
+        parts = name.split(".")
+        if parts[0] in ("torch", "transformers") or parts[:2] == ["attnscope", "render"] and parts[2:3] and parts[2] in VIEWS:
             raise ImportError(f"{name} imported before the input was checked")
         return None
 sys.meta_path.insert(0, NoTorch())

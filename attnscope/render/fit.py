@@ -41,11 +41,20 @@ class FitColumns:
     columns. The rendered table is a copy, so the same view can be printed at several widths.
     """
 
-    def __init__(self, table: Table, decoration: Sequence[Iterable[int]] = (), keys: Sequence[int] = (0,)) -> None:
+    def __init__(
+        self,
+        table: Table,
+        decoration: Sequence[Iterable[int]] = (),
+        keys: Sequence[int] = (0,),
+        legend: RenderableType | None = None,
+        legend_for: int = 0,
+    ) -> None:
         self.table = table
         self.decoration = [set(group) for group in decoration]
         dropped = set().union(*self.decoration)
         self.keys = [k for k in keys if k not in dropped]
+        self.legend = legend  # printed under the table while decoration group ``legend_for`` is shown
+        self.legend_for = legend_for
 
     def _keep(self, kept: Sequence[int], table: Table | None = None) -> Table:
         """A copy of ``table`` with only the columns ``kept`` (indices into it), in that order."""
@@ -67,10 +76,12 @@ class FitColumns:
         width = options.max_width
         dropped: set[int] = set()
         candidate = self.table
-        for group in [set(), *self.decoration]:
+        for n_dropped, group in enumerate([set(), *self.decoration]):
             dropped |= group
             candidate = self._without(dropped)
             if _bounds(console, candidate, wrap_headers=False)[1] <= width:  # fits as it is
+                if self.legend is not None and n_dropped <= self.legend_for:
+                    return Group(candidate, self.legend)
                 return candidate
         bare = _narrow_padding(candidate)
         if _bounds(console, bare, wrap_headers=True)[0] <= width:

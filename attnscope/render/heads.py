@@ -146,11 +146,13 @@ def render(r: HeadsResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     above = sum(1 for s in r.ranking if s.score > 0.5)
     summary = Text(t(lang, "heads.summary", above=above, total=len(r.ranking)), style="bold")
-    top = FitColumns(top_table(r, lang), [[5], [6]])  # narrow: the bar goes first, then the row strip
+    # Narrow: the bar goes first, then the row strip (and the strip's legend with it).
+    row_legend = Group(Text(""), Text(t(lang, "heads.row_legend"), style="dim"))
+    top = FitColumns(top_table(r, lang), [[5], [6]], legend=row_legend, legend_for=1)
     parts: list[RenderableType] = [header(r, lang), Text(""), summary, Text(""), top, Text("")]
-    parts.append(Text(t(lang, "heads.row_legend"), style="dim"))
     heads = range(1, r.model.num_attention_heads + 2)  # the spacer and the heat cells go together
-    parts += [Text(""), FitColumns(heatmap(r, lang), [heads]), heatmap_caption(r, lang)]
+    grid = FitColumns(heatmap(r, lang), [heads], legend=heatmap_caption(r, lang))  # no cells, no caption
+    parts += [grid]
     for note in notes(r, lang):
         parts.append(Text(note, style="dim"))
     return Fitted(Group(*parts))

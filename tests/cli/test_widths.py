@@ -79,7 +79,7 @@ def shortened_path(word: str, wide: set[str]) -> bool:
 
 
 def dropped_headers(renderable: Any) -> set[str]:
-    """Words of the headers of the decoration columns a view may drop (FitColumns), anywhere in it."""
+    """Words of the headers (and legends) of the decoration columns a view may drop (FitColumns), anywhere in it."""
     found: set[str] = set()
     stack = [renderable]
     while stack:
@@ -88,6 +88,8 @@ def dropped_headers(renderable: Any) -> set[str]:
             for group in item.decoration:
                 for i in group:
                     found |= set(str(item.table.columns[i].header).split())
+            if item.legend is not None:  # the legend goes with its decoration
+                found |= set(to_text(item.legend, width=400).split())
             stack.append(item.table)
         for attr in ("renderable", "renderables", "table", "otherwise"):
             child = getattr(item, attr, None)

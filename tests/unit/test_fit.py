@@ -42,6 +42,13 @@ def test_decoration_goes_first_then_nothing_else() -> None:
     assert lines(fit, 30) == ["#    score     word", "0    0.1234    민수는", "1    0.5678    사과를"]
 
 
+def test_a_legend_goes_with_the_decoration_it_describes() -> None:
+    legend = Text("█ = the score as a bar")
+    fit = FitColumns(table(["#", "score", "", "word"], ROWS), [[2]], legend=legend)
+    assert lines(fit, 60)[-1] == "█ = the score as a bar"  # the bar is drawn: its legend too
+    assert "█ = the score as a bar" not in lines(fit, 30)  # no bar, no legend
+
+
 def test_headers_wrap_between_words_and_cells_stay_whole() -> None:
     rows = [["0", "0.12", "0.34"], ["1", "0.56", "0.78"]]
     fit = FitColumns(table(["레이어", "K 최대 차이", "뒷부분에 준 비율"], rows))

@@ -136,10 +136,6 @@ def _cos(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=0))
 
 
-def _stage(layer: int) -> str:
-    return "embedding" if layer == 0 else f"layer {layer}"
-
-
 def trace(
     loaded: Loaded,
     prompt: str | None,
@@ -182,7 +178,6 @@ def trace(
     k = min(top, lens.shape[-1])
     rows = [
         TraceRow(
-            stage=_stage(layer),
             layer=layer,
             norm=float(vec[layer].norm()),
             cos_prev=None if layer == 0 else _cos(vec[layer], vec[layer - 1]),
@@ -215,7 +210,6 @@ def trace(
             same_id=enc.ids[other] == enc.ids[p],
             rows=[
                 CompareRow(
-                    stage=_stage(layer),
                     layer=layer,
                     cos=_cos(hidden[layer, p], hidden[layer, other]),
                     max_abs_diff=float((hidden[layer, p] - hidden[layer, other]).abs().max()),

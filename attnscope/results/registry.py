@@ -138,6 +138,15 @@ def _drop_words(schema: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return up
 
 
+def _trace_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """trace/2 rows had a ``stage`` word ("layer 1" for the output of layer 0); ``layer`` says it."""
+    rows = [{k: v for k, v in row.items() if k != "stage"} for row in doc.get("rows") or []]
+    compare = doc.get("compare")
+    if isinstance(compare, dict):
+        compare = {**compare, "rows": [{k: v for k, v in r.items() if k != "stage"} for r in compare.get("rows") or []]}
+    return {**doc, "rows": rows, "compare": compare, "schema": TraceResult.SCHEMA}
+
+
 def _tokens_1(doc: dict[str, Any]) -> dict[str, Any]:
     """tokens/1 had no segments: every token goes into one segment (a chat prompt's are unknown)."""
     tokens = doc.get("tokens") or []
@@ -153,7 +162,8 @@ _UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "attnscope.matrix/1": _matrix_1,
     "attnscope.mask/1": _mask_1,
     "attnscope.info/1": _info_1,
-    "attnscope.trace/1": _drop_words(TraceResult.SCHEMA),
+    "attnscope.trace/1": _drop_words("attnscope.trace/2"),
+    "attnscope.trace/2": _trace_2,
     "attnscope.rope/1": _drop_words(RopeResult.SCHEMA),
     "attnscope.reuse/1": _drop_words(ReuseResult.SCHEMA),
 }

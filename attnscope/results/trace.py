@@ -25,8 +25,7 @@ class TraceRow:
     before (None for the embedding); ``top`` the logit lens: final norm + lm_head on this vector.
     """
 
-    stage: str  # embedding, layer 1, ...
-    layer: int
+    layer: int  # layers applied: 0 = the embedding, n = the output of layer n - 1 (hidden_states[n])
     norm: float  # L2 norm
     cos_prev: float | None  # cosine to the previous row; null for the embedding
     head_dims: list[float]  # the first dims values
@@ -37,8 +36,7 @@ class TraceRow:
 class CompareRow:
     """The same stage at the two positions: cosine and largest |difference| between the vectors."""
 
-    stage: str
-    layer: int
+    layer: int  # as in TraceRow: 0 = the embedding, n = the output of layer n - 1
     cos: float
     max_abs_diff: float
 
@@ -74,7 +72,7 @@ class NextCheck:
 
 @dataclass(frozen=True)
 class TraceResult(Result):
-    SCHEMA = "attnscope.trace/2"
+    SCHEMA = "attnscope.trace/3"
 
     model: ModelInfo
     text: str

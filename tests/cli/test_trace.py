@@ -27,7 +27,7 @@ def test_rows_follow_the_model(loaded):
     ids, hidden, logits = reference(loaded, SEED)
     p = len(ids) - 1
     assert r.position == p
-    assert [row.stage for row in r.rows] == ["embedding", "layer 1", "layer 2", "layer 3"]  # hidden_states index
+    assert [row.layer for row in r.rows] == [0, 1, 2, 3]  # hidden_states index: 0 = the embedding
     # The embedding row is the embedding table's row for this token id, by hand.
     table = loaded.model.model.embed_tokens.weight[int(ids[p])]
     assert r.rows[0].head_dims == pytest.approx(table[:4].tolist(), abs=1e-6)
@@ -89,10 +89,10 @@ def test_cli_json_and_roundtrip(cli, model_dir):
     res = cli("trace", SEED, "--model", str(model_dir), "--json", "--top", "2", "--dims", "3")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.trace/2"
+    assert doc["schema"] == "attnscope.trace/3"
     assert len(doc["rows"]) == 4
     row = doc["rows"][1]
-    assert set(row) >= {"stage", "norm", "cos_prev", "head_dims", "top"}
+    assert set(row) >= {"layer", "norm", "cos_prev", "head_dims", "top"} and "stage" not in row
     assert len(row["head_dims"]) == 3 and set(row["top"][0]) == {"token", "id", "prob"}
     assert doc["next_token"]["id"] == doc["rows"][-1]["top"][0]["id"]
     assert isinstance(doc["position"], int)

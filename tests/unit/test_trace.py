@@ -11,8 +11,8 @@ def _hand_result() -> TraceResult:
     tok = Token(index=1, id=7, text="는", start=2, end=3, word=0, label="는")
     top = [TopToken(token=" 그", id=5, prob=0.5)]
     rows = [
-        TraceRow(stage="embedding", layer=0, norm=1.0, cos_prev=None, head_dims=[0.1, -0.2], top=top),
-        TraceRow(stage="layer 1", layer=1, norm=2.5, cos_prev=0.25, head_dims=[0.3, 0.4], top=top),
+        TraceRow(layer=0, norm=1.0, cos_prev=None, head_dims=[0.1, -0.2], top=top),
+        TraceRow(layer=1, norm=2.5, cos_prev=0.25, head_dims=[0.3, 0.4], top=top),
     ]
     return TraceResult(
         model=ModelInfo(
@@ -40,8 +40,8 @@ def _hand_result() -> TraceResult:
             token=tok,
             same_id=True,
             rows=[
-                CompareRow(stage="embedding", layer=0, cos=1.0, max_abs_diff=0.0),
-                CompareRow(stage="layer 1", layer=1, cos=0.9, max_abs_diff=0.5),
+                CompareRow(layer=0, cos=1.0, max_abs_diff=0.0),
+                CompareRow(layer=1, cos=0.9, max_abs_diff=0.5),
             ],
         ),
     )
@@ -63,3 +63,18 @@ def test_render_snapshot():
     row = narrow.index("after layer 0 [+0.300        2.50    0.250   0.9000 ' 그' 0.50")
     assert narrow[row + 1].strip() == "+0.400]"
     assert "…" not in "\n".join(narrow)
+
+
+def test_trace_2_documents_read_as_trace_3():
+    # A trace/2 file had a "stage" word on each row ("layer 1" for the output of layer 0); it is
+    # read without it, and a trace/1 file (with lang and notes) goes through /2 to the same.
+    from attnscope.results import from_json
+    from attnscope.results.registry import upgrade
+
+    doc = _hand_result().to_json()
+    old = {**doc, "schema": "attnscope.trace/2"}
+    old["rows"] = [{"stage": "embedding" if r["layer"] == 0 else f"layer {r['layer']}", **r} for r in doc["rows"]]
+    old["compare"] = {**doc["compare"], "rows": [{"stage": "x", **r} for r in doc["compare"]["rows"]]}
+    assert upgrade(old) == doc and from_json(old).to_json() == doc
+    oldest = {**old, "schema": "attnscope.trace/1", "lang": "en", "notes": ["a sentence"]}
+    assert from_json(oldest).to_json() == doc and "stage" not in upgrade(oldest)["rows"][0]

@@ -5,6 +5,8 @@ The short explanatory lines live in ``MESSAGES`` (en, ko), chosen by ``result.la
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -34,7 +36,7 @@ def render(r: RopeResult, ctx: Ctx) -> RenderableType:
             f"{p.dims[0]},{p.dims[1]}",
             f"{p.inv_freq:.4g}",
             f"{p.wavelength:,.1f}",
-            f"{p.angle:.4g} rad ({p.angle_deg:.1f}°)",
+            f"{p.angle:.4g} rad ({math.degrees(p.angle):,.1f}°)",  # both unwrapped (angle_deg is mod 360)
         )
     parts: list[RenderableType] = [head, Text(""), FitColumns(table)]
     if r.inv_freq_max_rel_diff is not None:

@@ -112,3 +112,16 @@ def test_render(loaded):
 
     ko = to_text(render(r, Ctx(lang="ko")), width=120)
     assert "v는 회전하지 않는다" in ko and "짝 4개" in ko
+
+
+def test_degrees_are_not_wrapped_when_radians_are_not(loaded):
+    # KOREAN.md: 6.494 rad = 372.1°, not 12.1°. At position 10 the first pair has turned 10 rad.
+    import re
+
+    r = rope(loaded, pos=10, layer=0, head=0, deltas=[1])
+    angles = re.findall(r"([0-9.e+-]+) rad \(([0-9,.]+)°\)", to_text(render(r), width=120))
+    assert angles and angles[0] == ("10", "573.0")
+    for rad, deg in angles:
+        assert float(deg.replace(",", "")) == pytest.approx(
+            math.degrees(float(rad)), abs=0.06 + 1e-3 * float(rad) * 57.3
+        )

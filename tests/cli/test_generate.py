@@ -18,6 +18,7 @@ from attnscope.core.tokens import encode
 from attnscope.errors import ExitCode
 from attnscope.results import from_json
 
+from conftest import one_error
 from reference import hf_generate
 
 PROMPT = "민수는 사과를 샀다."
@@ -135,15 +136,6 @@ def test_json_round_trip_and_views(cli: Any, model_dir: Path) -> None:
     shown = cli("generate", PROMPT, "-n", "4", "--steps", "1,3", "--model", str(model_dir), "--lang", "ko")
     assert shown.exit_code == 0, shown.stderr
     assert "응답 토큰 4개 중 2개를 자세히 보였다" in shown.stdout
-
-
-def one_error(res: Any, code: int, fragment: str) -> None:
-    assert res.exit_code == code, (res.exit_code, res.stdout, res.stderr)
-    assert res.stdout == ""
-    assert "Traceback" not in res.stderr
-    lines = [line for line in res.stderr.splitlines() if line.startswith("attnscope: error: ")]
-    assert len(lines) == 1 and lines[0] == res.stderr.splitlines()[-1], res.stderr
-    assert fragment in lines[0], (fragment, lines[0])
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ import pytest
 from attnscope.errors import ExitCode
 
 from .test_segments import DEFAULT_SYSTEM, INSERTING, _folder_with_template
+from conftest import one_error
 
 TWO_TURNS = [
     {"role": "user", "content": "hello world"},
@@ -183,14 +184,6 @@ def test_batch_input_by_segment_with_chat(cli: Any, model_dir: Path, tmp_path: P
         doc = json.loads(line)
         assert [b["label"] for b in doc["chart"]["bars"]] == ["template", "user 1"]
         assert spelled(doc, doc["segments"][1]["tokens"]) == text
-
-
-def one_error(res: Any, code: int, fragment: str) -> None:
-    assert res.exit_code == code, (res.exit_code, res.stdout, res.stderr)
-    assert res.stdout == ""
-    assert "Traceback" not in res.stderr
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("attnscope: error: ") and fragment in lines[0], lines
 
 
 @pytest.mark.parametrize(

@@ -16,23 +16,7 @@ import pytest
 
 from attnscope.errors import ExitCode
 
-from conftest import SEED
-
-WORDS = "민수는, 사과를, 샀다., 그는, 그것을, 먹었다."
-
-
-def one_error(res: Any, code: int, *fragments: str) -> str:
-    """The run failed cleanly: exit ``code``, empty stdout, one error line holding ``fragments``."""
-    assert res.exit_code == code, (res.exit_code, res.stdout, res.stderr)
-    assert res.stdout == ""
-    lines = res.stderr.splitlines()
-    assert "Traceback" not in res.stderr
-    assert all(line.startswith("attnscope: ") for line in lines), lines  # progress lines, then the error
-    errors = [line for line in lines if line.startswith("attnscope: error: ")]
-    assert len(errors) == 1 and errors[0] == lines[-1], lines
-    for fragment in fragments:
-        assert fragment in errors[0], (fragment, errors[0])
-    return errors[0]
+from conftest import SEED, WORDS, one_error
 
 
 @pytest.mark.slow

@@ -46,3 +46,18 @@ def hf_generate(loaded: Any, ids: list[int], n: int, **kwargs: Any) -> list[int]
         **kwargs,
     )
     return [int(i) for i in out[0, len(ids) :]]
+
+
+def heads_scores(
+    attentions: tuple[torch.Tensor, ...], q_span: list[int], k_span: list[int], agg: str, no_sink: bool = False
+) -> torch.Tensor:
+    """(L, H) heads scores by hand from eager rows (``eager_attentions``): the query's weight on
+    the key's tokens, the query span taken by its last token or the mean; ``no_sink`` drops
+    position 0 and renormalizes."""
+    rows = torch.stack([a[0][:, q_span, :] for a in attentions])  # (L, H, P, T)
+    if no_sink:
+        rows = rows.clone()
+        rows[..., 0] = 0
+        rows = rows / rows.sum(-1, keepdim=True)
+    row = rows[:, :, -1, :] if agg == "last" else rows.mean(dim=2)  # (L, H, T)
+    return row[:, :, k_span].sum(-1)

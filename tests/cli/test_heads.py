@@ -20,23 +20,12 @@ def eager_attentions(loaded, ids):
     return reference.eager_attentions(loaded.model, torch.tensor([ids]))
 
 
-def reference_scores(attn, q_span, k_span, agg, no_sink=False):
-    """(L, H) scores by hand from eager rows."""
-    rows = torch.stack([a[0][:, q_span, :] for a in attn])  # (L, H, P, T)
-    if no_sink:
-        rows = rows.clone()
-        rows[..., 0] = 0
-        rows = rows / rows.sum(-1, keepdim=True)
-    row = rows[:, :, -1, :] if agg == "last" else rows.mean(dim=2)  # (L, H, T)
-    return row[:, :, k_span].sum(-1)
-
-
 @pytest.mark.parametrize("agg", ["last", "mean"])
 @pytest.mark.parametrize("no_sink", [False, True])
 def test_ranking_matches_eager(loaded, agg, no_sink):
     r = heads(loaded, SEED, query="그것을", key="사과를", query_agg=agg, no_sink=no_sink, top=3)
     assert len(r.query.span) == 3 and len(r.key.span) > 1  # the tiny tokenizer splits both into several tokens
-    ref = reference_scores(
+    ref = reference.heads_scores(
         eager_attentions(loaded, loaded.tokenizer(SEED)["input_ids"]), r.query.span, r.key.span, agg, no_sink
     )
     L, H = ref.shape

@@ -16,22 +16,11 @@ def eager_attentions(loaded, ids):
     return reference.eager_attentions(loaded.model, torch.tensor([ids]))
 
 
-def reference_scores(attn, q_span, k_span, agg, no_sink=False):
-    """(L, H) scores by hand from eager rows."""
-    rows = torch.stack([a[0][:, q_span, :] for a in attn])  # (L, H, P, T)
-    if no_sink:
-        rows = rows.clone()
-        rows[..., 0] = 0
-        rows = rows / rows.sum(-1, keepdim=True)
-    row = rows[:, :, -1, :] if agg == "last" else rows.mean(dim=2)  # (L, H, T)
-    return row[:, :, k_span].sum(-1)
-
-
 @pytest.mark.slow
 def test_real_model_ranking_matches_eager(real_loaded):
     r = heads(real_loaded, SEED, query="그것을", key="사과를")
     enc_ids = real_loaded.tokenizer(SEED)["input_ids"]
-    ref = reference_scores(eager_attentions(real_loaded, enc_ids), r.query.span, r.key.span, "last")
+    ref = reference.heads_scores(eager_attentions(real_loaded, enc_ids), r.query.span, r.key.span, "last")
     assert len(r.ranking) == 24 * 14
     for s in r.ranking:
         assert s.score == pytest.approx(float(ref[s.layer, s.head]), abs=1e-4)

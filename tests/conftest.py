@@ -14,45 +14,29 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-import tiny
-
-SEED = "민수는 사과를 샀다. 그는 그것을 먹었다."
-
-
-WORDS = "민수는, 사과를, 샀다., 그는, 그것을, 먹었다."  # the words of SEED, as errors list them
-
-
-def one_error(res: Any, code: int, *fragments: str) -> str:
-    """The run failed cleanly: exit ``code``, empty stdout, one error line holding ``fragments``."""
-    assert res.exit_code == code, (res.exit_code, res.stdout, res.stderr)
-    assert res.stdout == ""
-    lines = res.stderr.splitlines()
-    assert "Traceback" not in res.stderr
-    assert all(line.startswith("attnscope: ") for line in lines), lines  # progress lines, then the error
-    errors = [line for line in lines if line.startswith("attnscope: error: ")]
-    assert len(errors) == 1 and errors[0] == lines[-1], lines
-    for fragment in fragments:
-        assert fragment in errors[0], (fragment, errors[0])
-    return errors[0]
-
-
-REAL_DEFAULT = Path.home() / ".cache" / "attnscope-real" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+from support import REAL_DEFAULT
 
 
 @pytest.fixture(scope="session")
 def tokenizer() -> Any:
+    from support import tiny
+
     return tiny.train_tokenizer()
 
 
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A saved HF folder: 3 layers, 4 query heads sharing 2 KV heads, head_dim 8."""
+    from support import tiny
+
     return tiny.save_model_dir(tmp_path_factory.mktemp("tiny-qwen2"))
 
 
 @pytest.fixture(scope="session")
 def model_dir_gqa7(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """7 query heads sharing 1 KV head, 2 layers."""
+    from support import tiny
+
     return tiny.save_model_dir(
         tmp_path_factory.mktemp("tiny-qwen2-gqa7"), num_hidden_layers=2, num_attention_heads=7, num_key_value_heads=1
     )
@@ -98,7 +82,7 @@ def cli() -> Any:
 @pytest.fixture(scope="session")
 def browser() -> Any:
     """Headless Debian Chromium driven by Playwright (tests/browser); see browserkit."""
-    from browserkit import chromium_path, missing
+    from support.browserkit import chromium_path, missing
 
     try:
         from playwright.sync_api import sync_playwright
@@ -113,7 +97,7 @@ def browser() -> Any:
         b.close()
 
 
-# Hypothesis profiles for the property tests (tests/*/test_properties.py): models run per example, so no deadline.
+# Hypothesis profiles for the property tests (tests/integration/test_properties.py): models run per example, so no deadline.
 settings.register_profile(
     "default",
     max_examples=20,

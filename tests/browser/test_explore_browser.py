@@ -13,8 +13,8 @@ import pytest
 
 from attnscope.render.i18n import t
 
-from browserkit import open_file
-from conftest import SEED
+from support import SEED
+from support.browserkit import open_file
 
 pytestmark = pytest.mark.browser
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from browserkit import open_file, screenshot_svg
-from conftest import SEED
+from support import SEED
+from support.browserkit import open_file, screenshot_svg
 
 pytestmark = pytest.mark.browser
 

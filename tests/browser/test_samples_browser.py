@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import open_file, screenshot_svg
+from support.browserkit import open_file, screenshot_svg
 
 pytestmark = pytest.mark.browser
 

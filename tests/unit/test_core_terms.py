@@ -11,7 +11,7 @@ from attnscope.core.select import one_index, one_of, parse_indices
 from attnscope.errors import AttnscopeError
 from attnscope.render.common import ranges, span
 
-from conftest import SEED
+from support import SEED
 
 
 @pytest.mark.parametrize(

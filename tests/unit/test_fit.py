@@ -1,6 +1,6 @@
 """render.fit on hand-built tables and lines (no model): what goes first when the width runs out.
 
-The width test (tests/cli/test_widths.py) runs every view; these pin each step on its own, with
+The width test (tests/integration/test_widths.py) runs every view; these pin each step on its own, with
 outputs small enough to read: decoration, then padding, then headers wrapped between words, then
 blocks led by the key column, then key above value; a path shortened in the middle; a glued
 label and a Flow item never split.

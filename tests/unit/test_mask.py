@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from notefigure import NOTE_FIGURE, NOTE_LINES
-from notefigure import lines as _lines
 
 from attnscope.core import maskgrid
 from attnscope.render import Ctx, render, to_text
 from attnscope.render.mask import pad_title
+
+from support.notefigure import NOTE_FIGURE, NOTE_LINES
+from support.notefigure import lines as _lines
 
 ROOT = Path(__file__).resolve().parents[2]
 

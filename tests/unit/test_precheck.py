@@ -18,7 +18,7 @@ import pytest
 from attnscope.core.precheck import check_query_text, check_selection
 from attnscope.errors import AttnscopeError, ExitCode
 
-from conftest import SEED
+from support import SEED
 
 ROOT = Path(__file__).resolve().parents[2]
 

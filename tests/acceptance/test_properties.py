@@ -1,14 +1,4 @@
-"""Invariants, property-tested with hypothesis over random tiny configs and prompts.
-
-Configs vary the query heads and KV heads (GQA ratios 1, 2, 3 and 7), the layers (1-3)
-and the padding (none, left, right, batches of up to three prompts); prompts are drawn
-from a small alphabet of Korean syllables, ASCII, whitespace, punctuation and
-multi-byte characters (é, 😀) so that characters split across tokens. The reference is
-always independent: eager ``output_attentions`` of the same model, the tokenizer's own
-padding, or a sequence run alone. Models are built once per config and cached; the
-whole module runs in well under two minutes on 2 cores (``HYPOTHESIS_PROFILE=thorough``
-runs ten times more examples).
-"""
+"""The readable-token invariants of the tiny tier's property tests, on the real Qwen tokenizer."""
 
 from __future__ import annotations
 
@@ -18,29 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnscope.core.tokens import encode
-
-ALPHABET = "민수는사과를샀다그것을먹었책읽 abcThe.,?!\n😀é"
-
-
-MARKERS = set("[] /0123456789␣↵⇥")
-
-
-prompts = st.text(alphabet=ALPHABET, min_size=1, max_size=20).filter(lambda s: bool(s.strip()))
-
-
-# Any Unicode but lone surrogates: control characters, combining marks, CJK, emoji...
-any_text = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: bool(s.strip()))
-
-
-def _joined(tokens: list[Any]) -> str:
-    """Token texts laid back over each other: pieces of one character share its offsets."""
-    out = ""
-    for t in tokens:
-        assert t.start <= len(out), "a gap between tokens"
-        if t.end > len(out):
-            out += t.text[len(out) - t.start :]
-    return out
+from support.properties import any_text, check_readable, prompts
 
 
 @pytest.mark.slow
@@ -55,28 +23,3 @@ def real_tokenizer(real_model: Any) -> Any:
     from attnscope.loading import load_tokenizer
 
     return load_tokenizer(str(real_model))
-
-
-def check_readable(tok: Any, text: str, chat: bool) -> None:
-    enc = encode(tok, text, chat=chat)
-    n = len(enc.tokens)
-    assert [t.index for t in enc.tokens] == list(range(n)) and [t.id for t in enc.tokens] == enc.ids
-    assert _joined(enc.tokens) == enc.text
-    if not chat:
-        assert enc.text == text
-    # Every token in exactly one word; words are contiguous and in order.
-    members = [i for w in enc.words for i in w.tokens]
-    assert members == list(range(n))
-    for w in enc.words:
-        assert w.tokens == list(range(w.tokens[0], w.tokens[-1] + 1))
-        assert all(enc.tokens[i].word == w.index for i in w.tokens)
-    allowed = set(enc.text) | MARKERS
-    for t in enc.tokens:
-        assert enc.text[t.start : t.end] == t.text
-        if t.special:
-            assert len(enc.words[t.word].tokens) == 1  # a special token is a word of its own
-            continue
-        assert set(t.label) <= allowed, t.label  # no byte-level mojibake such as 'ìĤ'
-        if t.piece is not None:  # part of one character: '샀 1/3'
-            k, of = (int(x) for x in t.piece.split("/"))
-            assert 1 <= k <= of and t.label == f"{t.text.strip()} {t.piece}"

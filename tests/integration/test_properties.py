@@ -27,22 +27,10 @@ from attnscope.loading import Loaded
 from attnscope.results.common import ModelInfo
 
 from support import reference, tiny
-
-ALPHABET = "민수는사과를샀다그것을먹었책읽 abcThe.,?!\n😀é"
-
+from support.properties import any_text, check_readable, prompts
 
 # (num_attention_heads, num_key_value_heads): GQA ratios 1, 2, 3, 7
 HEADS = [(1, 1), (3, 3), (4, 2), (6, 2), (7, 1), (14, 2)]
-
-
-MARKERS = set("[] /0123456789␣↵⇥")
-
-
-prompts = st.text(alphabet=ALPHABET, min_size=1, max_size=20).filter(lambda s: bool(s.strip()))
-
-
-# Any Unicode but lone surrogates: control characters, combining marks, CJK, emoji...
-any_text = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: bool(s.strip()))
 
 
 configs = st.tuples(st.sampled_from(HEADS), st.integers(min_value=1, max_value=3))
@@ -164,45 +152,10 @@ def test_a_sequence_in_a_padded_batch_gets_the_rows_it_gets_alone(
         assert float((rows - alone).abs().max()) < 1e-5
 
 
-def _joined(tokens: list[Any]) -> str:
-    """Token texts laid back over each other: pieces of one character share its offsets."""
-    out = ""
-    for t in tokens:
-        assert t.start <= len(out), "a gap between tokens"
-        if t.end > len(out):
-            out += t.text[len(out) - t.start :]
-    return out
-
-
 @settings(max_examples=10 * settings().max_examples)  # cheap: no model
 @given(text=st.one_of(prompts, any_text), chat=st.booleans())
 def test_readable_tokens_give_back_the_prompt_and_words_cover_every_token(text: str, chat: bool) -> None:
     check_readable(tokenizer(), text, chat)
-
-
-def check_readable(tok: Any, text: str, chat: bool) -> None:
-    enc = encode(tok, text, chat=chat)
-    n = len(enc.tokens)
-    assert [t.index for t in enc.tokens] == list(range(n)) and [t.id for t in enc.tokens] == enc.ids
-    assert _joined(enc.tokens) == enc.text
-    if not chat:
-        assert enc.text == text
-    # Every token in exactly one word; words are contiguous and in order.
-    members = [i for w in enc.words for i in w.tokens]
-    assert members == list(range(n))
-    for w in enc.words:
-        assert w.tokens == list(range(w.tokens[0], w.tokens[-1] + 1))
-        assert all(enc.tokens[i].word == w.index for i in w.tokens)
-    allowed = set(enc.text) | MARKERS
-    for t in enc.tokens:
-        assert enc.text[t.start : t.end] == t.text
-        if t.special:
-            assert len(enc.words[t.word].tokens) == 1  # a special token is a word of its own
-            continue
-        assert set(t.label) <= allowed, t.label  # no byte-level mojibake such as 'ìĤ'
-        if t.piece is not None:  # part of one character: '샀 1/3'
-            k, of = (int(x) for x in t.piece.split("/"))
-            assert 1 <= k <= of and t.label == f"{t.text.strip()} {t.piece}"
 
 
 def test_rows_are_fp32_from_a_bf16_model(loaded: Any) -> None:

@@ -173,6 +173,7 @@ def _fields_table(cls: type, nested: list[type], top: bool) -> list[str]:
 def generate() -> str:
     """The whole Markdown reference, as a string."""
     from attnscope.results.registry import RESULT_TYPES
+    from attnscope.results.upgrade import STEPS
 
     out = [
         "# JSON reference",
@@ -184,6 +185,10 @@ def generate() -> str:
         "`attnscope render FILE` draws any of these documents again, and `attnscope.from_json(doc)`",
         "rebuilds the Python result object from one. A field marked *(optional)* has a default: a",
         "document without it still renders.",
+        "",
+        "Documents of an older version are read too: `attnscope/results/upgrade.py` rewrites them one",
+        "version at a time to the current one (the sentences they held are dropped; the view writes",
+        "them again from the facts). The older versions read: " + ", ".join(f"`{schema}`" for schema in STEPS) + ".",
         "",
         "This page is generated from the result dataclasses in `attnscope/results/` (their docstrings",
         "and field comments). To change a description, change the code and run",

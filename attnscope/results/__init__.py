@@ -114,7 +114,7 @@ def from_json(doc: Any) -> Result:
     """Rebuild a result from its JSON document; raises AttnscopeError when it is not one."""
     if not isinstance(doc, dict) or "schema" not in doc:
         raise AttnscopeError("not an attnscope result: no 'schema' field", ExitCode.INPUT_FILE)
-    from attnscope.results.registry import upgrade
+    from attnscope.results.upgrade import upgrade
 
     doc = upgrade(doc)
     registry = result_types()

@@ -140,47 +140,6 @@ def test_committed_samples_still_render(cli, path):
     assert again == {k: v for k, v in doc.items() if k != "attnscope_version"}
 
 
-OLD = sorted((Path(__file__).resolve().parents[1] / "data" / "v1").glob("*.json"))
-
-
-@pytest.mark.parametrize("path", OLD, ids=[p.stem for p in OLD])
-def test_version_1_files_are_read_as_version_2(cli, path):
-    """A /1 file written before results held facts only still renders: its sentences are dropped, its
-    spans become objects, and the view writes its words again."""
-    old = json.loads(path.read_text(encoding="utf-8"))
-    new = from_json(old)
-    assert new.SCHEMA != old["schema"] and "notes" not in new.to_json()
-    res = cli("render", str(path), "--width", "120")
-    assert res.exit_code == 0, res.stderr
-    if old["schema"] == "attnscope.heads/1":
-        assert new.query.span == old["query"] and new.query.text == old["query_text"]  # type: ignore[attr-defined]
-        assert new.key.span == old["key"] and new.key.text == old["key_text"]  # type: ignore[attr-defined]
-    for note in old.get("notes", []):  # every sentence it held, the view writes again
-        assert note.split(":")[0] in res.stdout
-
-
-V2 = sorted((Path(__file__).resolve().parents[1] / "data" / "v2").glob("*.json"))
-
-
-@pytest.mark.parametrize("path", V2, ids=[p.stem for p in V2])
-def test_version_2_weights_files_are_read_as_version_3(cli, path):
-    """A weights/2 file (before segments) still renders, the same chart as before: its tokens become one
-    "prompt" segment, and it holds no chat template facts."""
-    old = json.loads(path.read_text(encoding="utf-8"))
-    assert old["schema"] == "attnscope.weights/2"
-    new = from_json(old)
-    assert new.SCHEMA == "attnscope.weights/3"
-    assert [(s.kind, s.tokens) for s in new.segments] == [("prompt", list(range(len(old["tokens"]))))]
-    assert new.template is None and all(b.segment is None for b in new.chart.bars)
-    assert [(b.label, b.weight) for b in new.chart.bars] == [(b["label"], b["weight"]) for b in old["chart"]["bars"]]
-    res = cli("render", str(path), "--width", "120")
-    assert res.exit_code == 0, res.stderr
-    for bar in old["chart"]["bars"]:
-        if bar["weight"] >= 0.05:
-            assert bar["label"] in res.stdout
-    assert "weights the query mixes in" in res.stdout
-
-
 def test_json_lines_say_so_and_render_one_line(cli, model_dir, tmp_path):
     """A batch run's --json output is JSON Lines: one line says so and how to render one (issue 12)."""
     batch = tmp_path / "prompts.txt"

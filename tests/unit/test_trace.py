@@ -69,7 +69,7 @@ def test_trace_2_documents_read_as_trace_3():
     # A trace/2 file had a "stage" word on each row ("layer 1" for the output of layer 0); it is
     # read without it, and a trace/1 file (with lang and notes) goes through /2 to the same.
     from attnscope.results import from_json
-    from attnscope.results.registry import upgrade
+    from attnscope.results.upgrade import upgrade
 
     doc = _hand_result().to_json()
     old = {**doc, "schema": "attnscope.trace/2"}

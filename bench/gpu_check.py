@@ -10,7 +10,7 @@ q/k come from bf16 projections, so it differs by design). Writes ``<out>/gpu_che
 
     python bench/gpu_check.py --model MODEL.gguf      (or: bash bench/gpu_check.sh)
 
-It does not time anything; ``bench/run.py --device cuda`` does.
+It does not time anything; ``bench/run.py --device cuda`` does (bench/forward.py).
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from run import DEFAULT_MODEL, synthetic_ids  # noqa: E402
+from inputs import DEFAULT_MODEL, SENTENCE, synthetic_ids  # noqa: E402
 
-SEED = "민수는 사과를 샀다. 그는 그것을 먹었다."
 FP32_TOLERANCE = 1e-4
 
 
@@ -35,9 +34,9 @@ def cases(tokenizer: Any) -> dict[str, tuple[Any, Any]]:
     """name -> (input_ids, attention_mask), both (batch, T)."""
     import torch
 
-    seed = torch.tensor([tokenizer(SEED)["input_ids"]])
+    seed = torch.tensor([tokenizer(SENTENCE)["input_ids"]])
     long = torch.tensor([synthetic_ids(tokenizer, 1024)])
-    a, b = tokenizer(SEED)["input_ids"], tokenizer("The cat sat on the mat.")["input_ids"]
+    a, b = tokenizer(SENTENCE)["input_ids"], tokenizer("The cat sat on the mat.")["input_ids"]
     width = max(len(a), len(b))
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     ids = torch.tensor([[pad] * (width - len(x)) + x for x in (a, b)])  # left padding

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The GPU check of issue 6, one command, about 6 minutes on one H100/H200:
+# The GPU check, one command, about 6 minutes on one H100/H200:
 #   bash bench/gpu_check.sh [MODEL]
 # 1. captured rows on CUDA in fp32 and bf16 against eager fp32 rows (bench/gpu_check.py);
-# 2. the benchmark at T = 2048 and 8192 (and 16384 capture-only) on CUDA (bench/run.py).
+# 2. the forward benchmark at T = 2048 and 8192 (and 16384 capture-only) on CUDA (bench/run.py).
 # Results: bench/results/gpu_check.json, bench/results/gpu-cuda.{json,md} (or under $OUT).
 # MODEL defaults to $ATTNSCOPE_REAL_MODEL or the fetch.sh path; the machine needs the file
 # (copy it there: the GPU machines here reach no network).

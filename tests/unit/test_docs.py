@@ -35,8 +35,8 @@ def test_json_reference_covers_every_schema_and_field() -> None:
             assert f"| `{f.name}` |" in text
 
 
-def _bench_run() -> object:
-    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+def _bench_report() -> object:
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -45,14 +45,23 @@ def _bench_run() -> object:
 
 @pytest.mark.parametrize("source", sorted((ROOT / "bench" / "results").glob("*.json")), ids=lambda p: p.name)
 def test_bench_table_is_what_bench_run_writes(source: Path) -> None:
+    report = _bench_report()
     doc = json.loads(source.read_text())
-    if doc.get("schema") != "attnscope.bench/1":
-        pytest.skip("not a bench/run.py result")
+    if doc.get("schema") not in report.WRITERS:  # type: ignore[attr-defined]
+        pytest.skip("no report is written for this result")
     table = source.with_suffix(".md")
     assert table.exists(), f"{table.name} is missing; run: python bench/run.py --table-only --name {source.stem}"
-    assert table.read_text() == _bench_run().table(doc), (  # type: ignore[attr-defined]
+    assert table.read_text() == report.render(doc), (  # type: ignore[attr-defined]
         f"{table.name} differs from {source.name}; run: python bench/run.py --table-only --name {source.stem}"
     )
+
+
+def test_bench_reads_every_target_from_the_performance_page() -> None:
+    limits = _bench_report().targets()  # type: ignore[attr-defined]
+    expected = {"capture", "capture_0_3", "capture_norm", "long_prompt_tokens", "long_prompt_gb"}
+    expected |= {"generate_capture", "startup_help_s", "startup_s"}
+    assert set(limits) == expected
+    assert all(float(value) > 0 for value in limits.values())
 
 
 def test_readme_is_short_and_keeps_the_test_command() -> None:

@@ -205,5 +205,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: python {sys.argv[0]} SPEC_JSON (one forward measurement; bench/run.py runs it)")
     sys.path.insert(0, str(machine.ROOT))
     print(json.dumps(measure(json.loads(sys.argv[1]))))

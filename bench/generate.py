@@ -181,5 +181,7 @@ def _part(kind: str, rec: dict[str, Any], plain_ids: list[int], shared: dict[str
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: python {sys.argv[0]} SPEC_JSON (one generation measurement; bench/run.py runs it)")
     sys.path.insert(0, str(machine.ROOT))
     print(json.dumps(measure(json.loads(sys.argv[1]))))

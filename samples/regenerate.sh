@@ -47,7 +47,7 @@ sample matrix-seed matrix "$SEED" --layer 20 --head 6 --model "$MODEL"
 sample weights-chat weights --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
   --by word --model "$MODEL"
 # The same prompt by segment: how much of that position's weight goes to the template's own tokens,
-# the system message and the question (issue 15).
+# the system message and the question.
 sample weights-chat-segments weights --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
   --by segment --model "$MODEL"
 # A padded batch, padded on the left as in the note: the padding mask the model really

@@ -55,7 +55,7 @@ def generate_cmd(
     out: Output,
 ) -> None:
     """Generate an answer with the KV cache; show where each new token looked (captured in the same step)."""
-    # Everything that needs no weights is checked before torch is imported (issue 12).
+    # Everything that needs no weights is checked before torch is imported.
     from attnscope.core.precheck import check_settings, parse_steps
     from attnscope.errors import AttnscopeError
     from attnscope.render.i18n import t

@@ -248,7 +248,7 @@ def _stderr_of(path: Path) -> str:
 
 
 def test_two_processes_at_once_convert_once(tiny_gguf: Path, tmp_path: Path) -> None:
-    """Two runs on a cold cache: one converts, the other waits for it and says so (issue 12).
+    """Two runs on a cold cache: one converts, the other waits for it and says so.
 
     The test holds the entry's lock first, as a converting run would, so that both runs
     are surely waiting on it together when it is released; then exactly one converts.

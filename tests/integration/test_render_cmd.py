@@ -141,7 +141,7 @@ def test_committed_samples_still_render(cli, path):
 
 
 def test_json_lines_say_so_and_render_one_line(cli, model_dir, tmp_path):
-    """A batch run's --json output is JSON Lines: one line says so and how to render one (issue 12)."""
+    """A batch run's --json output is JSON Lines: one line says so and how to render one."""
     batch = tmp_path / "prompts.txt"
     batch.write_text(f"{SEED}\nThe cat sat on the mat.\n", encoding="utf-8")
     res = cli("weights", "--input", str(batch), "--layer", "1", "--json", "--model", str(model_dir))

@@ -1,4 +1,4 @@
-"""Every command's view at widths 40, 60, 80 and 160, in English and Korean (issue 12).
+"""Every command's view at widths 40, 60, 80 and 160, in English and Korean.
 
 A narrow terminal may lose decoration (bars, shading strips, heat cells, padding) and may lay a
 table out differently (headers wrapped between words, columns in blocks, a key above its

@@ -1,4 +1,4 @@
-"""Checks before loading: typos are answered before torch is imported (issue 12).
+"""Checks before loading: typos are answered before torch is imported.
 
 The subprocess tests run ``python -m attnscope`` with an import hook that makes ``import
 torch`` fail: if any check moved back behind the model load, the run would end in an

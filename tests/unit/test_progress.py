@@ -1,4 +1,4 @@
-"""Progress that leaves no trace (issue 12): transient lines fit the terminal, one notice stays.
+"""Progress that leaves no trace: transient lines fit the terminal, one notice stays.
 
 A progress line longer than the terminal wraps, and erasing it clears only its last row;
 so each line is cut to the width, in the middle, keeping the file name at its end.

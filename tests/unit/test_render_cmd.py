@@ -8,7 +8,7 @@ from pathlib import Path
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.json"))
 
 
-def test_samples_cover_the_issue():
+def test_samples_cover_the_key_examples():
     names = {p.stem for p in SAMPLES}
     assert {"weights-seed", "heads-seed", "weights-chat", "mask-batch"} <= names
     heads_doc = json.loads((SAMPLES[0].parent / "heads-seed.json").read_text(encoding="utf-8"))

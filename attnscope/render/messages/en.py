@@ -231,7 +231,7 @@ MESSAGES: dict[str, str] = {
     "reuse.separate": "Prefix and suffix are tokenized separately and their ids joined, so the prefix tokens are the same in both runs.",
     "reuse.boundary": "Tokenizing prefix+suffix as one text would give other tokens at the boundary; this check uses the separately tokenized ids.",
     # == end reuse ==
-    # == roles (issue 13) ==
+    # == roles ==
     "roles.source_random": "{length} random tokens repeated twice ({total} tokens, seed {seed})",
     "roles.source_random_bos": "BOS + {length} random tokens repeated twice ({total} tokens, seed {seed})",
     "roles.source_prompt": "the prompt's {total} tokens",
@@ -249,7 +249,7 @@ MESSAGES: dict[str, str] = {
     ),
     "roles.grid_title": "layers x heads, shaded 0~1 (darker: higher)",
     # == end roles ==
-    # == measure norm (issue 13) ==
+    # == measure norm ==
     "weights.others_word": "{n} other words",
     "weights.others_token": "{n} other tokens",
     "weights.chart_title_norm": "each key's share of ||weight x f(x)||, the size of what it adds (norm / sum over keys)",
@@ -278,7 +278,7 @@ MESSAGES: dict[str, str] = {
     "weights.note_by_token_hint": "--by token shows each token",
     "matrix.measure_norm": "cells: each row's share of ||weight x f(x)||, the size of what each key adds (norm / row sum)",
     # == end measure norm ==
-    # == figures (issue 14) ==
+    # == figures ==
     "figures.model": "{model}: {layers} layers, {heads} heads, {kv} KV heads",
     "figures.query": "query “{query}” (position {pos})",
     "figures.weights.title": "What the query mixes in",
@@ -320,7 +320,7 @@ MESSAGES: dict[str, str] = {
     "figures.trace.embedding": "embedding",
     "figures.trace.after": "after layer {n}",
     # == end figures ==
-    # == explore page (issue 14) ==
+    # == explore page ==
     "explore.title": "attnscope explore",
     "explore.lang_name": "English",
     "explore.tokens": "The prompt's tokens",
@@ -344,7 +344,7 @@ MESSAGES: dict[str, str] = {
     "explore.nojs": "This page draws itself with JavaScript; turn it on to see the attention.",
     "explore.wrote": "wrote {path} ({size})",
     # == end explore page ==
-    # == generate (issue 15) ==
+    # == generate ==
     "generate.title": "{model}: the answer, token by token",
     "generate.selection": "Rows of {layers} layer(s) × {heads} head(s); the model has {n_layers} layers × {n_heads} heads.",
     "generate.greedy": "Greedy: each step takes the most likely token.",
@@ -368,7 +368,7 @@ MESSAGES: dict[str, str] = {
     "generate.cached": "Every row was captured in the cached decode step that produced the token: one query, the cache's keys.",
     "generate.more_steps": "{shown} of {total} answer tokens detailed; choose others with --steps (e.g. 0-4,10).",
     # == end generate ==
-    # == segments and chat template (issue 15) ==
+    # == segments and chat template ==
     "segments.template": "template",
     "segments.system": "system",
     "segments.system_inserted": "system (inserted)",
@@ -390,7 +390,7 @@ MESSAGES: dict[str, str] = {
         "from the {count} rows above (no second run); position 0 and the segment holding the query are left out."
     ),
     # == end segments ==
-    # == first hour: progress, cache, width (issue 12) ==
+    # == first hour: progress, cache, width ==
     "progress.float16_cpu": "warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32",
     "progress.hashing": "hashing {file}",
     "progress.dequantizing": "dequantizing GGUF tensors: {done}/{total} ({seconds} s)",

@@ -231,7 +231,7 @@ MESSAGES: dict[str, str] = {
     "reuse.separate": "앞부분과 뒷부분을 따로 토큰화해 ID를 이어 붙였다. 그래서 두 계산에서 앞부분 토큰이 같다.",
     "reuse.boundary": "이어 붙인 글을 한 번에 토큰화하면 경계의 토큰이 달라진다. 이 확인은 따로 토큰화한 ID를 쓴다.",
     # == end reuse ==
-    # == roles (issue 13) ==
+    # == roles ==
     "roles.source_random": "무작위 토큰 {length}개를 두 번 이어 붙였다(토큰 {total}개, 시드 {seed}).",
     "roles.source_random_bos": "BOS 뒤에 무작위 토큰 {length}개를 두 번 이어 붙였다(토큰 {total}개, 시드 {seed}).",
     "roles.source_prompt": "프롬프트의 토큰 {total}개로 쟀다.",
@@ -249,7 +249,7 @@ MESSAGES: dict[str, str] = {
     ),
     "roles.grid_title": "레이어 × 헤드. 0~1로 칠했다(진할수록 높다).",
     # == end roles ==
-    # == measure norm (issue 13) ==
+    # == measure norm ==
     "weights.others_word": "나머지 단어 {n}개",
     "weights.others_token": "나머지 토큰 {n}개",
     "weights.chart_title_norm": "키마다 ‖비율 × f(x)‖의 몫. 실제로 더하는 벡터의 크기로 잰다(노름 ÷ 키 전체의 합).",
@@ -278,7 +278,7 @@ MESSAGES: dict[str, str] = {
     "weights.note_by_token_hint": "--by token은 토큰마다 보여 준다.",
     "matrix.measure_norm": "칸마다 ||비율 × f(x)||가 그 행에서 차지하는 몫을 보인다. 키가 더하는 벡터의 크기로 잰 값이다(노름 ÷ 행 합계).",
     # == end measure norm ==
-    # == figures (issue 14) ==
+    # == figures ==
     "figures.model": "{model}: 레이어 {layers}개, 헤드 {heads}개, K·V 헤드 {kv}개",
     "figures.query": "쿼리 “{query}” (위치 {pos})",
     "figures.weights.title": "쿼리가 섞는 비율",
@@ -320,7 +320,7 @@ MESSAGES: dict[str, str] = {
     "figures.trace.embedding": "임베딩",
     "figures.trace.after": "레이어 {n} 뒤",
     # == end figures ==
-    # == explore page (issue 14) ==
+    # == explore page ==
     "explore.title": "attnscope 탐색",
     "explore.lang_name": "한국어",
     "explore.tokens": "프롬프트의 토큰",
@@ -344,7 +344,7 @@ MESSAGES: dict[str, str] = {
     "explore.nojs": "이 페이지는 자바스크립트로 그린다. 자바스크립트를 켜야 어텐션이 보인다.",
     "explore.wrote": "{path}에 썼다 ({size})",
     # == end explore page ==
-    # == generate (issue 15) ==
+    # == generate ==
     "generate.title": "{model}: 응답을 토큰 하나씩 본다",
     "generate.selection": "레이어 {layers}개 × 헤드 {heads}개의 비율이다(모델은 레이어 {n_layers}개, 헤드 {n_heads}개).",
     "generate.greedy": "매 단계 확률이 가장 큰 토큰을 고른다(그리디).",
@@ -368,7 +368,7 @@ MESSAGES: dict[str, str] = {
     "generate.cached": "모든 비율은 그 토큰을 만든 KV 캐시 단계에서 바로 잡았다. Q는 하나, K는 캐시 전체다.",
     "generate.more_steps": "응답 토큰 {total}개 중 {shown}개를 자세히 보였다. 다른 토큰은 --steps로 고른다(예: 0-4,10).",
     # == end generate ==
-    # == segments and chat template (issue 15) ==
+    # == segments and chat template ==
     "segments.template": "템플릿",
     "segments.system": "시스템",
     "segments.system_inserted": "시스템(템플릿이 넣음)",
@@ -388,7 +388,7 @@ MESSAGES: dict[str, str] = {
     "weights.hardest_title_segment": "구간마다 가장 많이 보는 헤드(그 구간에 준 몫이 가장 큰 헤드)",
     "weights.hardest_hint_segment": "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q가 든 구간은 뺐다.",
     # == end segments ==
-    # == first hour: progress, cache, width (issue 12) ==
+    # == first hour: progress, cache, width ==
     "progress.float16_cpu": "경고: CPU에서 float16은 느리고 정밀도가 떨어진다. 어텐션 행은 그래도 fp32로 계산한다",
     "progress.hashing": "파일 해시를 계산한다: {file}",
     "progress.dequantizing": "GGUF 텐서를 푼다: {done}/{total} ({seconds}초)",

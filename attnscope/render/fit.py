@@ -29,6 +29,8 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from attnscope.render.richcompat import border_width, padding_width, set_column_index
+
 PIPED_MAX_WIDTH = 400  # a runaway line (a 10k-token prompt) still wraps somewhere
 
 
@@ -63,7 +65,7 @@ class FitColumns:
         fitted.columns = []
         for i in kept:
             column = copy.copy(source.columns[i])
-            column._index = len(fitted.columns)  # Rich looks a column's cells up by its index
+            set_column_index(column, len(fitted.columns))
             fitted.columns.append(column)
         return fitted
 
@@ -128,11 +130,12 @@ def _stacked(keys: Table, values: Table) -> Table:
     """One column: each row's key cells on a line, its value cells under them, indented."""
     out = Table(box=None, pad_edge=False, padding=0, show_header=values.show_header, header_style=values.header_style)
     out.add_column(values.columns[0].header if values.show_header else "", overflow="fold")
+    key_cells = [list(c.cells) for c in keys.columns]
+    value_cells = [list(c.cells) for c in values.columns]
     for row in range(values.row_count):
-        key = Text(" ").join(_plain_cell(c._cells[row]) for c in keys.columns)
-        out.add_row(key)
-        for column in values.columns:
-            out.add_row(Padding(column._cells[row], (0, 0, 0, 2)))
+        out.add_row(Text(" ").join(_plain_cell(cells[row]) for cells in key_cells))
+        for cells in value_cells:
+            out.add_row(Padding(cells[row], (0, 0, 0, 2)))
     return out
 
 
@@ -157,7 +160,7 @@ def _column_bounds(console: Console, table: Table, index: int, wrap_headers: boo
     wide = console.options.update_width(PIPED_MAX_WIDTH * 4)
     column = table.columns[index]
     least = body = natural = 0
-    for cell in column._cells:
+    for cell in column.cells:
         measured = Measurement.get(console, wide, cell)
         least = max(least, measured.maximum if column.no_wrap else measured.minimum)
         body = max(body, measured.maximum)
@@ -174,10 +177,10 @@ def _column_bounds(console: Console, table: Table, index: int, wrap_headers: boo
 
 def _bounds(console: Console, table: Table, wrap_headers: bool) -> tuple[int, int]:
     """(least, natural) width of the whole table, padding and borders included."""
-    least = natural = table._extra_width
+    least = natural = border_width(table)
     for i in range(len(table.columns)):
         low, _, high = _column_bounds(console, table, i, wrap_headers)
-        pad = table._get_padding_width(i)
+        pad = padding_width(table, i)
         least, natural = least + low + pad, natural + high + pad
     return least, natural
 
@@ -189,7 +192,7 @@ def sized(console: Console, table: Table, width: int, wrap_headers: bool) -> Tab
     cut a cell."""
     bounds = [_column_bounds(console, table, i, wrap_headers) for i in range(len(table.columns))]
     widths = [high for _, _, high in bounds]
-    spare = sum(table._get_padding_width(i) for i in range(len(table.columns))) + table._extra_width
+    spare = sum(padding_width(table, i) for i in range(len(table.columns))) + border_width(table)
     excess = sum(widths) + spare - width
     for floor in ([body for _, body, _ in bounds], [low for low, _, _ in bounds]):
         while excess > 0:
@@ -205,7 +208,7 @@ def sized(console: Console, table: Table, width: int, wrap_headers: bool) -> Tab
     out.columns = []
     for i, (column, w) in enumerate(zip(table.columns, widths, strict=True)):
         kept = copy.copy(column)
-        kept._index = i
+        set_column_index(kept, i)
         kept.width = w
         if wrap_headers:
             kept.no_wrap = False  # every cell fits its width whole; only the header wraps

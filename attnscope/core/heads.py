@@ -30,12 +30,6 @@ def _describe(enc: Encoded, span: list[int]) -> str:
     return f"{where}: {labels}"
 
 
-def head_rows(loaded: Loaded, enc: Encoded, span: list[int]) -> torch.Tensor:
-    """(layer, head, len(span), span[-1] + 1) fp32 rows of the span's tokens, every layer."""
-    rows, _, _ = head_rows_measured(loaded, enc, span, "weight")
-    return rows
-
-
 def head_rows_measured(
     loaded: Loaded, enc: Encoded, span: list[int], measure: str
 ) -> tuple[torch.Tensor, torch.Tensor | None, float | None]:

@@ -13,7 +13,7 @@ tokens, so each row still sums to 1. This module does not load models and does n
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
+from typing import Literal
 
 import torch
 
@@ -26,7 +26,6 @@ from attnscope.loading import Loaded
 from attnscope.results.matrix import By, MatrixResult, MatrixView
 from attnscope.results.weights import Measure
 
-BYS: tuple[By, ...] = get_args(By)
 MAX_GROUPS = 32  # most rows/columns drawn (fits 100 columns); longer matrices are condensed into blocks
 # Per matrix cell: fp32 scores plus softmax working copies where the model runs (~20 B),
 # the rows as Python floats in the result (~32 B), and their JSON text (~24 B).

@@ -1,15 +1,17 @@
-"""The note's layer-stack diagram for one position: embedding, after layer 1, ..., after layer L.
+"""The note's layer-stack diagram for one position: embedding, after layer 0, ..., after layer L - 1.
+
+Layers count from 0, as in every view (the note's 레이어 1 is layer 0 here).
 
 One decoder forward with ``output_hidden_states=True``. In transformers 5.24
 (``utils/output_capturing.py``) ``hidden_states[0]`` is the embedding and
-``hidden_states[k]`` the output of layer k, except the LAST entry, which is replaced by
+``hidden_states[k]`` the output of layer k - 1, except the LAST entry, which is replaced by
 ``last_hidden_state``: already passed through the final norm. So the output of the last
 layer is taken raw with a forward hook, and the result records (and the tests check) that
 ``hidden_states[-1]`` equals final_norm(raw). Each row gets its first dims, norm, cosine to
 the previous row and a logit lens (final norm + lm_head on that one vector, never the whole
 sequence). The last row's top-1 is checked against a full ``model(...)`` forward's logits at
 the same position (``logits_to_keep`` = that position only). A second position (same token
-id by default) shows the embedding rows are identical and diverge after layer 1.
+id by default) shows the embedding rows are identical and diverge after layer 0.
 
 It does not run padded batches and does not print.
 """

@@ -10,7 +10,6 @@ strip and the per-head charts. It does not load models and does not print.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import get_args
 
 import torch
 
@@ -23,11 +22,7 @@ from attnscope.errors import AttnscopeError
 from attnscope.loading import Loaded
 from attnscope.results.common import Query, ResultWarning
 from attnscope.results.segments import Message, Segment
-from attnscope.results.weights import Agg, Bar, By, Chart, Hardest, Measure, Strip, WeightsResult, WeightsView
-
-BYS: tuple[By, ...] = get_args(By)
-MEASURES: tuple[Measure, ...] = get_args(Measure)
-AGGS: tuple[Agg, ...] = get_args(Agg)
+from attnscope.results.weights import Bar, By, Chart, Hardest, Strip, WeightsResult, WeightsView
 
 
 def query_rows(

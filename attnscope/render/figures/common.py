@@ -7,7 +7,7 @@ numbers come from the result. Nothing here computes attention.
 from __future__ import annotations
 
 from attnscope.render import Ctx
-from attnscope.render.figures.svg import BAR, DIM, FONT_SIZE, GRID, LINE, Svg, text_width
+from attnscope.render.figures.svg import BAR, DIM, FONT_SIZE, LINE, Svg, text_width
 from attnscope.render.i18n import t
 from attnscope.results.common import ModelInfo, Token, Word
 
@@ -89,7 +89,3 @@ def notes(svg: Svg, y: float, lines: list[str]) -> float:
         y += ROW
         svg.text(MARGIN, y, line, fill=DIM, size=12)
     return y
-
-
-def rule(svg: Svg, y: float, width: float) -> None:
-    svg.line(MARGIN, y, MARGIN + width, y, stroke=GRID)

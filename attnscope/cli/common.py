@@ -323,13 +323,9 @@ def worded(message: str) -> str:
 
     if not isinstance(message, Said):
         return message
-    from attnscope.render.i18n import t
+    from attnscope.render.i18n import progress_line
 
-    lang = stderr_lang()
-    values = dict(message.values)
-    if lang == "ko" and values.get("device") == "cpu":
-        values["device"] = "CPU"
-    return t(lang, f"progress.{message.key}", **values)
+    return progress_line(stderr_lang(), message.key, message.values)
 
 
 def _clear_progress() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from attnscope.render.i18n import Lang, t
+from attnscope.render.i18n import Lang, device_name, t
 from attnscope.results.common import ModelInfo, ResultWarning, Token
 
 
@@ -16,7 +16,7 @@ def span(lang: Lang, first: int, last: int) -> str:
     """One contiguous range of indices: ``0-23`` (English) or ``0~23`` (Korean, as the note writes it)."""
     if first == last:
         return str(first)
-    return f"{first}~{last}" if lang == "ko" else f"{first}-{last}"
+    return t(lang, "common.span", first=first, last=last)
 
 
 def ranges(lang: Lang, values: list[int]) -> str:
@@ -29,12 +29,11 @@ def ranges(lang: Lang, values: list[int]) -> str:
             runs[-1] = (runs[-1][0], v)
         else:
             runs.append((v, v))
-    return (", " if lang == "ko" else ",").join(span(lang, a, b) for a, b in runs)
+    return t(lang, "common.runs_sep").join(span(lang, a, b) for a, b in runs)
 
 
 def model_line(lang: Lang, m: ModelInfo) -> Text:
     """The model header every view prints: id, layers, heads, KV heads, precision and device."""
-    device = m.device.upper() if lang == "ko" and m.device == "cpu" else m.device
     return Text(
         t(
             lang,
@@ -44,7 +43,7 @@ def model_line(lang: Lang, m: ModelInfo) -> Text:
             heads=m.num_attention_heads,
             kv_heads=m.num_key_value_heads,
             dtype=m.dtype,
-            device=device,
+            device=device_name(lang, m.device),
         ),
         style="dim",
     )

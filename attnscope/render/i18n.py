@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import string
+from collections.abc import Mapping
 from typing import Literal, get_args
 
 from attnscope.errors import AttnscopeError, ExitCode
@@ -122,6 +123,20 @@ def particle(word: str, which: str) -> str:
     if with_final == "으로":
         return word + ("로" if (not final or rieul) else "으로")
     return word + (with_final if final else without)
+
+
+def device_name(lang: Lang, device: str) -> str:
+    """``device`` (``cpu``, ``cuda:0``) as ``lang`` writes it: a name the catalogue lists under
+    ``common.device.*`` (CPU in Korean), any other as it is."""
+    return catalogue(lang).get(f"common.device.{device}", device)
+
+
+def progress_line(lang: Lang, key: str, values: Mapping[str, object]) -> str:
+    """The progress message ``progress.KEY`` with ``values``; a ``device`` value is worded by
+    :func:`device_name`."""
+    if "device" in values:
+        values = {**values, "device": device_name(lang, str(values["device"]))}
+    return t(lang, f"progress.{key}", **values)
 
 
 def section(lang: Lang, name: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from rich.text import Text
 from attnscope.render import Ctx, view
 from attnscope.render.common import model_line, ranges, span
 from attnscope.render.fit import Fitted
-from attnscope.render.i18n import Lang, particle, t
+from attnscope.render.i18n import Lang, t
 from attnscope.results.mask import MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
 ELLIPSIS = "…"
@@ -131,7 +131,7 @@ def pad_title(lang: Lang, pads: list[int]) -> str:
     else:
         where = span(lang, pads[0], pads[-1])
     key = "mask.pad_title_one" if len(pads) == 1 else "mask.pad_title_many"
-    return t(lang, key, where=particle(where, "이") if lang == "ko" else where)
+    return t(lang, key, where=where)
 
 
 def closing_lines(lang: Lang, side: str, pads: int) -> list[str]:

@@ -1,6 +1,6 @@
 """Human view of a ReuseResult: K/V and rows per layer, the cache check, and the cost of doubling.
 
-The short explanatory lines live in ``MESSAGES`` (en, ko), chosen by ``result.lang``.
+Its words are the ``reuse`` section of the catalogues, in the language of ``ctx.lang``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from attnscope.render.trace import fmt
 from attnscope.results.reuse import ReuseResult
 
 
-def _timed_on(where: str, lang: str) -> str:
-    """``cpu, 1 thread`` as the reader's language writes it (CPU, 스레드 1개); a device name stays."""
+def _timed_on(where: str, m: dict[str, str]) -> str:
+    """Where the attention was timed (the result's ``cpu, 1 thread``) in the catalogue's words
+    (``CPU, 스레드 1개`` in Korean); any other device name stays as it is."""
     found = re.fullmatch(r"cpu, (\d+) threads?", where)
     if found is None:
         return where
-    return f"CPU, 스레드 {found.group(1)}개" if lang == "ko" else where
+    n = int(found.group(1))
+    return m["on_cpu_one" if n == 1 else "on_cpu_many"].format(n=n)
 
 
 def _ms(seconds: float) -> str:
@@ -92,7 +94,7 @@ def render(r: ReuseResult, ctx: Ctx) -> RenderableType:
         _ms(cp.doubled_seconds),
     )
     parts.append(FitColumns(cost))
-    parts.append(Text(m["ratio"].format(r=cp.ratio, t=cp.time_ratio, on=_timed_on(cp.timed_on, ctx.lang))))
+    parts.append(Text(m["ratio"].format(r=cp.ratio, t=cp.time_ratio, on=_timed_on(cp.timed_on, m))))
     if cp.tokens < 256:
         parts.append(Text(m["short"], style="dim"))
     return Fitted(Group(*parts))

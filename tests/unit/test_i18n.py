@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import string
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +21,43 @@ def test_every_message_has_both_languages() -> None:
     en, ko = catalogue("en"), catalogue("ko")
     assert sorted(set(en) - set(ko)) == []
     assert sorted(set(ko) - set(en)) == []
+
+
+SECTION = re.compile(r"^\s*# == (end )?(\S+) ==\s*$")
+KEY = re.compile(r'^\s*"([^"]+)":')
+
+
+def _sections(lang: str) -> list[tuple[str, list[str]]]:
+    """The catalogue file's sections in order: (name, its keys in order)."""
+    module = importlib.import_module(f"attnscope.render.messages.{lang}")
+    out: list[tuple[str, list[str]]] = []
+    open_name = None
+    for line in Path(str(module.__file__)).read_text(encoding="utf-8").splitlines():
+        marker = SECTION.match(line)
+        if marker:
+            end, name = marker.groups()
+            assert (open_name == name) if end else (open_name is None), (lang, line)
+            open_name = None if end else name
+            if not end:
+                out.append((name, []))
+        elif (key := KEY.match(line)) is not None:
+            assert open_name is not None, f"{lang}: {key.group(1)} is outside every section"
+            out[-1][1].append(key.group(1))
+    assert open_name is None, f"{lang}: section {open_name} is not closed"
+    return out
+
+
+def test_each_view_has_one_section_in_the_same_order_in_both_languages() -> None:
+    en, ko = _sections("en"), _sections("ko")
+    for lang, sections in (("en", en), ("ko", ko)):
+        names = [name for name, _ in sections]
+        assert len(names) == len(set(names)), f"{lang}: a view has more than one section"
+        misplaced = [(name, k) for name, keys in sections for k in keys if k.split(".")[0] != name]
+        assert misplaced == [], f"{lang}: keys in another view's section"
+        assert [k for _, keys in sections for k in keys] == list(catalogue(lang)), lang  # type: ignore[arg-type]
+    for (name_en, keys_en), (name_ko, keys_ko) in zip(en, ko, strict=True):
+        assert name_en == name_ko
+        assert keys_en == keys_ko, f"section {name_en}: the keys differ or are in another order"
 
 
 def test_placeholders_agree() -> None:

@@ -1,12 +1,18 @@
 """The English catalogue: every word the views print, keyed by view.
 
-Keep the keys in the same order as the other language's catalogue; a test fails when
-a key exists in one and not the other. Each view's keys sit in its own section.
+Each view's keys sit in one section named after the view (``# == weights ==``), and both
+catalogues hold the same sections with the same keys in the same order; ``tests/unit/test_i18n.py``
+checks it. ``common`` is shared by every view, ``figures`` holds the words of the ``--svg``
+pictures, ``explore`` the HTML page's, ``segments`` the chat template's parts, and ``progress``
+the lines printed on stderr while a model loads.
 """
 
 MESSAGES: dict[str, str] = {
     # == common ==
     "common.sum": "sum",
+    "common.span": "{first}-{last}",
+    "common.runs_sep": ",",
+    "common.device.cpu": "cpu",
     "common.model": "model {id}  {layers} layers, {heads} heads / {kv_heads} KV heads, {dtype} on {device}",
     "common.query": "query",
     "common.key": "key",
@@ -46,6 +52,37 @@ MESSAGES: dict[str, str] = {
     "weights.note_by_word": "--by word: each word's bar is the sum of its tokens' weights",
     "weights.note_mean": "mean over {layers} layer(s) x {heads} head(s)",
     "weights.note_max": "max over {layers} layer(s) x {heads} head(s): bars need not add up to 1",
+    "weights.others_word": "{n} other words",
+    "weights.others_token": "{n} other tokens",
+    "weights.others_segment": "{n} other segments",
+    "weights.chart_title_norm": "each key's share of ||weight x f(x)||, the size of what it adds (norm / sum over keys)",
+    "weights.sink": (
+        "position 0 ({label}) takes {share} of the weight: an attention sink (the first position soaks up "
+        "weight and adds little). --no-sink leaves it out; --measure norm weighs each key by the size of what it adds."
+    ),
+    "weights.sink_norm": (
+        "position 0 ({label}) still takes {share} of the norm: an attention sink even by the size of what it adds. "
+        "--no-sink leaves it out."
+    ),
+    "weights.hardest_title_word": "who looks hardest at each word (the head that puts the most on it)",
+    "weights.hardest_title_token": "who looks hardest at each token (the head that puts the most on it)",
+    "weights.hardest_title_segment": "who looks hardest at each segment (the head that puts the most on it)",
+    "weights.hardest_hint": (
+        "from the {count} rows above (no second run); position 0 and the query's own word are left out. "
+        "attnscope heads -q QUERY -k WORD ranks every head for one word."
+    ),
+    "weights.hardest_hint_segment": (
+        "from the {count} rows above (no second run); position 0 and the segment holding the query are left out."
+    ),
+    "weights.completeness": (
+        "completeness: the sum over heads and keys of weight x f(x) equals the o_proj output at the query; "
+        "max |difference| {diff} over {layers} layer(s)"
+    ),
+    "weights.note_norm": (
+        "--measure norm: a key's share of ||weight x f(x)|| in each layer and head (Kobayashi et al. 2020), "
+        "f(x) = (x W_V + b_V) W_O of that head"
+    ),
+    "weights.note_by_token_hint": "--by token shows each token",
     # == end weights ==
     # == mask ==
     "mask.legend": "rows: the position computed, columns: the position it refers to, 1 = refers, . = weight 0",
@@ -134,6 +171,7 @@ MESSAGES: dict[str, str] = {
     "matrix.col_row": "row",
     "matrix.col_weight": "weight",
     "matrix.cropped": "the width cuts the grid: columns {columns} of {n} drawn; each row's top is listed below",
+    "matrix.measure_norm": "cells: each row's share of ||weight x f(x)||, the size of what each key adds (norm / row sum)",
     # == end matrix ==
     # == info ==
     "info.read_from": "{model_type}, read from {file}; no weights loaded",
@@ -227,6 +265,8 @@ MESSAGES: dict[str, str] = {
     "reuse.prompt": "prompt",
     "reuse.doubled": "doubled",
     "reuse.ratio": "× {r:.2f} comparisons; measured time × {t:.2f} ({on})",
+    "reuse.on_cpu_one": "cpu, {n} thread",
+    "reuse.on_cpu_many": "cpu, {n} threads",
     "reuse.short": "At a few dozen tokens fixed overhead dominates the time; --repeat 64 shows the growth.",
     "reuse.separate": "Prefix and suffix are tokenized separately and their ids joined, so the prefix tokens are the same in both runs.",
     "reuse.boundary": "Tokenizing prefix+suffix as one text would give other tokens at the boundary; this check uses the separately tokenized ids.",
@@ -249,35 +289,6 @@ MESSAGES: dict[str, str] = {
     ),
     "roles.grid_title": "layers x heads, shaded 0~1 (darker: higher)",
     # == end roles ==
-    # == measure norm ==
-    "weights.others_word": "{n} other words",
-    "weights.others_token": "{n} other tokens",
-    "weights.chart_title_norm": "each key's share of ||weight x f(x)||, the size of what it adds (norm / sum over keys)",
-    "weights.sink": (
-        "position 0 ({label}) takes {share} of the weight: an attention sink (the first position soaks up "
-        "weight and adds little). --no-sink leaves it out; --measure norm weighs each key by the size of what it adds."
-    ),
-    "weights.sink_norm": (
-        "position 0 ({label}) still takes {share} of the norm: an attention sink even by the size of what it adds. "
-        "--no-sink leaves it out."
-    ),
-    "weights.hardest_title_word": "who looks hardest at each word (the head that puts the most on it)",
-    "weights.hardest_title_token": "who looks hardest at each token (the head that puts the most on it)",
-    "weights.hardest_hint": (
-        "from the {count} rows above (no second run); position 0 and the query's own word are left out. "
-        "attnscope heads -q QUERY -k WORD ranks every head for one word."
-    ),
-    "weights.completeness": (
-        "completeness: the sum over heads and keys of weight x f(x) equals the o_proj output at the query; "
-        "max |difference| {diff} over {layers} layer(s)"
-    ),
-    "weights.note_norm": (
-        "--measure norm: a key's share of ||weight x f(x)|| in each layer and head (Kobayashi et al. 2020), "
-        "f(x) = (x W_V + b_V) W_O of that head"
-    ),
-    "weights.note_by_token_hint": "--by token shows each token",
-    "matrix.measure_norm": "cells: each row's share of ||weight x f(x)||, the size of what each key adds (norm / row sum)",
-    # == end measure norm ==
     # == figures ==
     "figures.model": "{model}: {layers} layers, {heads} heads, {kv} KV heads",
     "figures.query": "query “{query}” (position {pos})",
@@ -320,7 +331,7 @@ MESSAGES: dict[str, str] = {
     "figures.trace.embedding": "embedding",
     "figures.trace.after": "after layer {n}",
     # == end figures ==
-    # == explore page ==
+    # == explore ==
     "explore.title": "attnscope explore",
     "explore.lang_name": "English",
     "explore.tokens": "The prompt's tokens",
@@ -343,7 +354,7 @@ MESSAGES: dict[str, str] = {
     "explore.sink_first": "Position 0 refers only to itself: without it nothing is left.",
     "explore.nojs": "This page draws itself with JavaScript; turn it on to see the attention.",
     "explore.wrote": "wrote {path} ({size})",
-    # == end explore page ==
+    # == end explore ==
     # == generate ==
     "generate.title": "{model}: the answer, token by token",
     "generate.selection": "Rows of {layers} layer(s) × {heads} head(s); the model has {n_layers} layers × {n_heads} heads.",
@@ -368,7 +379,7 @@ MESSAGES: dict[str, str] = {
     "generate.cached": "Every row was captured in the cached decode step that produced the token: one query, the cache's keys.",
     "generate.more_steps": "{shown} of {total} answer tokens detailed; choose others with --steps (e.g. 0-4,10).",
     # == end generate ==
-    # == segments and chat template ==
+    # == segments ==
     "segments.template": "template",
     "segments.system": "system",
     "segments.system_inserted": "system (inserted)",
@@ -384,13 +395,8 @@ MESSAGES: dict[str, str] = {
     "segments.count_item": ": {n} tokens",
     "segments.counts": "{n} segment(s):",
     "segments.note_by_segment": "--by segment: each segment's bar is the sum of its tokens' weights, up to the query",
-    "weights.others_segment": "{n} other segments",
-    "weights.hardest_title_segment": "who looks hardest at each segment (the head that puts the most on it)",
-    "weights.hardest_hint_segment": (
-        "from the {count} rows above (no second run); position 0 and the segment holding the query are left out."
-    ),
     # == end segments ==
-    # == first hour: progress, cache, width ==
+    # == progress ==
     "progress.float16_cpu": "warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32",
     "progress.hashing": "hashing {file}",
     "progress.dequantizing": "dequantizing GGUF tensors: {done}/{total} ({seconds} s)",
@@ -410,5 +416,5 @@ MESSAGES: dict[str, str] = {
     "progress.generating": "generating {n}/{total}",
     "progress.interrupted_before": "interrupted before the first new token",
     "progress.interrupted_after": "interrupted after {n} new token(s); the answer so far:",
-    # == end first hour ==
+    # == end progress ==
 }

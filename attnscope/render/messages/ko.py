@@ -1,12 +1,18 @@
 """The Korean catalogue: every word the views print, keyed by view.
 
-Keep the keys in the same order as the other language's catalogue; a test fails when
-a key exists in one and not the other. Each view's keys sit in its own section.
+Each view's keys sit in one section named after the view (``# == weights ==``), and both
+catalogues hold the same sections with the same keys in the same order; ``tests/unit/test_i18n.py``
+checks it. ``common`` is shared by every view, ``figures`` holds the words of the ``--svg``
+pictures, ``explore`` the HTML page's, ``segments`` the chat template's parts, and ``progress``
+the lines printed on stderr while a model loads.
 """
 
 MESSAGES: dict[str, str] = {
     # == common ==
     "common.sum": "합계",
+    "common.span": "{first}~{last}",
+    "common.runs_sep": ", ",
+    "common.device.cpu": "CPU",
     "common.model": "모델 {id}: 레이어 {layers}개, 헤드 {heads}개(K·V 헤드 {kv_heads}개), {dtype}, {device}",
     "common.query": "쿼리",
     "common.key": "키",
@@ -46,13 +52,42 @@ MESSAGES: dict[str, str] = {
     "weights.note_by_word": "--by word: 단어 막대는 그 단어에 든 토큰들의 비율을 더한 값이다.",
     "weights.note_mean": "레이어 {layers}개 × 헤드 {heads}개의 평균이다.",
     "weights.note_max": "레이어 {layers}개 × 헤드 {heads}개 중 최댓값이다. 막대를 더해도 1이 아닐 수 있다.",
+    "weights.others_word": "나머지 단어 {n}개",
+    "weights.others_token": "나머지 토큰 {n}개",
+    "weights.others_segment": "나머지 구간 {n}개",
+    "weights.chart_title_norm": "키마다 ‖비율 × f(x)‖의 몫. 실제로 더하는 벡터의 크기로 잰다(노름 ÷ 키 전체의 합).",
+    "weights.sink": (
+        "위치 0({label})이 비율의 {share}만큼을 가져간다. 첫 위치에 비율이 몰리는 현상, 어텐션 싱크다. "
+        "--no-sink는 위치 0을 빼고 다시 나눈다. --measure norm은 키마다 더하는 벡터의 크기로 잰다."
+    ),
+    "weights.sink_norm": (
+        "노름으로 재도 위치 0({label})이 {share}만큼을 가져간다. 더하는 벡터의 크기로 봐도 어텐션 싱크다. "
+        "--no-sink는 위치 0을 뺀다."
+    ),
+    "weights.hardest_title_word": "단어마다 가장 많이 보는 헤드(그 단어에 준 몫이 가장 큰 헤드)",
+    "weights.hardest_title_token": "토큰마다 가장 많이 보는 헤드(그 토큰에 준 몫이 가장 큰 헤드)",
+    "weights.hardest_title_segment": "구간마다 가장 많이 보는 헤드(그 구간에 준 몫이 가장 큰 헤드)",
+    "weights.hardest_hint": (
+        "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q 자신의 단어는 뺐다. "
+        "heads 명령(-q Q단어 -k 키단어)은 한 단어에 대해 모든 헤드의 순위를 보여 준다."
+    ),
+    "weights.hardest_hint_segment": "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q가 든 구간은 뺐다.",
+    "weights.completeness": (
+        "완전성 검사: 헤드와 키 전체에 걸친 비율 × f(x)의 합은 Q 위치의 o_proj 출력과 같다. "
+        "레이어 {layers}개에서 가장 큰 차이는 {diff}다."
+    ),
+    "weights.note_norm": (
+        "--measure norm: 레이어와 헤드마다 ‖비율 × f(x)‖에서 키가 차지하는 몫이다(Kobayashi 외, 2020). "
+        "f(x) = (x W_V + b_V) W_O이고, W_O는 그 헤드에 해당하는 열만 쓴다."
+    ),
+    "weights.note_by_token_hint": "--by token은 토큰마다 보여 준다.",
     # == end weights ==
     # == mask ==
     "mask.legend": "행: 계산하는 위치, 열: 참고하는 위치, 1 = 참고함, . = 비율 0",
     "mask.causal_title": "causal mask만",
     "mask.pad_title_none": "빈칸이 없을 때 (padding mask 추가)",
-    "mask.pad_title_one": "위치 {where} 빈칸일 때 (padding mask 추가)",
-    "mask.pad_title_many": "위치 {where} 빈칸일 때 (padding mask 추가)",
+    "mask.pad_title_one": "위치 {where:/이} 빈칸일 때 (padding mask 추가)",
+    "mask.pad_title_many": "위치 {where:/이} 빈칸일 때 (padding mask 추가)",
     "mask.pad_remark": "빈칸 자리라 결과를 쓰지 않는다",
     "mask.line_causal": "causal mask는 위치 관계만으로 정해져서 어떤 입력이든 모양이 같다.",
     "mask.line_padding": "padding mask는 입력마다 빈칸이 어디에 몇 개 있는지에 따라 달라진다.",
@@ -134,6 +169,7 @@ MESSAGES: dict[str, str] = {
     "matrix.col_row": "행",
     "matrix.col_weight": "비율",
     "matrix.cropped": "너비가 좁아 그림에는 {n}개 열 중 {columns}만 그렸다. 행마다 비율이 가장 큰 열은 아래 표에 있다.",
+    "matrix.measure_norm": "칸마다 ||비율 × f(x)||가 그 행에서 차지하는 몫을 보인다. 키가 더하는 벡터의 크기로 잰 값이다(노름 ÷ 행 합계).",
     # == end matrix ==
     # == info ==
     "info.read_from": "{model_type}, {file}에서 읽었다. 가중치는 불러오지 않았다.",
@@ -227,6 +263,8 @@ MESSAGES: dict[str, str] = {
     "reuse.prompt": "입력",
     "reuse.doubled": "두 배",
     "reuse.ratio": "비교 횟수는 {r:.2f}배, 잰 시간은 {t:.2f}배다({on}).",
+    "reuse.on_cpu_one": "CPU, 스레드 {n}개",
+    "reuse.on_cpu_many": "CPU, 스레드 {n}개",
     "reuse.short": "수십 토큰에서는 고정 비용이 시간을 좌우한다. --repeat 64로 늘려 보면 증가가 보인다.",
     "reuse.separate": "앞부분과 뒷부분을 따로 토큰화해 ID를 이어 붙였다. 그래서 두 계산에서 앞부분 토큰이 같다.",
     "reuse.boundary": "이어 붙인 글을 한 번에 토큰화하면 경계의 토큰이 달라진다. 이 확인은 따로 토큰화한 ID를 쓴다.",
@@ -249,35 +287,6 @@ MESSAGES: dict[str, str] = {
     ),
     "roles.grid_title": "레이어 × 헤드. 0~1로 칠했다(진할수록 높다).",
     # == end roles ==
-    # == measure norm ==
-    "weights.others_word": "나머지 단어 {n}개",
-    "weights.others_token": "나머지 토큰 {n}개",
-    "weights.chart_title_norm": "키마다 ‖비율 × f(x)‖의 몫. 실제로 더하는 벡터의 크기로 잰다(노름 ÷ 키 전체의 합).",
-    "weights.sink": (
-        "위치 0({label})이 비율의 {share}만큼을 가져간다. 첫 위치에 비율이 몰리는 현상, 어텐션 싱크다. "
-        "--no-sink는 위치 0을 빼고 다시 나눈다. --measure norm은 키마다 더하는 벡터의 크기로 잰다."
-    ),
-    "weights.sink_norm": (
-        "노름으로 재도 위치 0({label})이 {share}만큼을 가져간다. 더하는 벡터의 크기로 봐도 어텐션 싱크다. "
-        "--no-sink는 위치 0을 뺀다."
-    ),
-    "weights.hardest_title_word": "단어마다 가장 많이 보는 헤드(그 단어에 준 몫이 가장 큰 헤드)",
-    "weights.hardest_title_token": "토큰마다 가장 많이 보는 헤드(그 토큰에 준 몫이 가장 큰 헤드)",
-    "weights.hardest_hint": (
-        "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q 자신의 단어는 뺐다. "
-        "heads 명령(-q Q단어 -k 키단어)은 한 단어에 대해 모든 헤드의 순위를 보여 준다."
-    ),
-    "weights.completeness": (
-        "완전성 검사: 헤드와 키 전체에 걸친 비율 × f(x)의 합은 Q 위치의 o_proj 출력과 같다. "
-        "레이어 {layers}개에서 가장 큰 차이는 {diff}다."
-    ),
-    "weights.note_norm": (
-        "--measure norm: 레이어와 헤드마다 ‖비율 × f(x)‖에서 키가 차지하는 몫이다(Kobayashi 외, 2020). "
-        "f(x) = (x W_V + b_V) W_O이고, W_O는 그 헤드에 해당하는 열만 쓴다."
-    ),
-    "weights.note_by_token_hint": "--by token은 토큰마다 보여 준다.",
-    "matrix.measure_norm": "칸마다 ||비율 × f(x)||가 그 행에서 차지하는 몫을 보인다. 키가 더하는 벡터의 크기로 잰 값이다(노름 ÷ 행 합계).",
-    # == end measure norm ==
     # == figures ==
     "figures.model": "{model}: 레이어 {layers}개, 헤드 {heads}개, K·V 헤드 {kv}개",
     "figures.query": "쿼리 “{query}” (위치 {pos})",
@@ -320,7 +329,7 @@ MESSAGES: dict[str, str] = {
     "figures.trace.embedding": "임베딩",
     "figures.trace.after": "레이어 {n} 뒤",
     # == end figures ==
-    # == explore page ==
+    # == explore ==
     "explore.title": "attnscope 탐색",
     "explore.lang_name": "한국어",
     "explore.tokens": "프롬프트의 토큰",
@@ -343,7 +352,7 @@ MESSAGES: dict[str, str] = {
     "explore.sink_first": "위치 0은 자기 자신만 참고한다. 위치 0을 빼면 남는 것이 없다.",
     "explore.nojs": "이 페이지는 자바스크립트로 그린다. 자바스크립트를 켜야 어텐션이 보인다.",
     "explore.wrote": "{path}에 썼다 ({size})",
-    # == end explore page ==
+    # == end explore ==
     # == generate ==
     "generate.title": "{model}: 응답을 토큰 하나씩 본다",
     "generate.selection": "레이어 {layers}개 × 헤드 {heads}개의 비율이다(모델은 레이어 {n_layers}개, 헤드 {n_heads}개).",
@@ -368,7 +377,7 @@ MESSAGES: dict[str, str] = {
     "generate.cached": "모든 비율은 그 토큰을 만든 KV 캐시 단계에서 바로 잡았다. Q는 하나, K는 캐시 전체다.",
     "generate.more_steps": "응답 토큰 {total}개 중 {shown}개를 자세히 보였다. 다른 토큰은 --steps로 고른다(예: 0-4,10).",
     # == end generate ==
-    # == segments and chat template ==
+    # == segments ==
     "segments.template": "템플릿",
     "segments.system": "시스템",
     "segments.system_inserted": "시스템(템플릿이 넣음)",
@@ -384,11 +393,8 @@ MESSAGES: dict[str, str] = {
     "segments.count_item": ": 토큰 {n}개",
     "segments.counts": "구간 {n}개:",
     "segments.note_by_segment": "--by segment: 구간 막대는 그 구간에서 쿼리까지 든 토큰들의 비율을 더한 값이다.",
-    "weights.others_segment": "나머지 구간 {n}개",
-    "weights.hardest_title_segment": "구간마다 가장 많이 보는 헤드(그 구간에 준 몫이 가장 큰 헤드)",
-    "weights.hardest_hint_segment": "위의 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q가 든 구간은 뺐다.",
     # == end segments ==
-    # == first hour: progress, cache, width ==
+    # == progress ==
     "progress.float16_cpu": "경고: CPU에서 float16은 느리고 정밀도가 떨어진다. 어텐션 행은 그래도 fp32로 계산한다",
     "progress.hashing": "파일 해시를 계산한다: {file}",
     "progress.dequantizing": "GGUF 텐서를 푼다: {done}/{total} ({seconds}초)",
@@ -408,5 +414,5 @@ MESSAGES: dict[str, str] = {
     "progress.generating": "응답을 만든다: 토큰 {n}/{total}",
     "progress.interrupted_before": "첫 새 토큰을 만들기 전에 중단했다",
     "progress.interrupted_after": "새 토큰 {n}개를 만든 뒤 중단했다. 지금까지의 응답:",
-    # == end first hour ==
+    # == end progress ==
 }

@@ -1,9 +1,10 @@
 """Human view of a MaskResult: the note's grids, and in real mode the model's own mask.
 
 Grids are drawn in the note's notation: rows are the position being computed, columns
-the position referred to, ``1`` = refers, ``.`` = weight 0, and a padded query row is
-``-`` throughout (its result is not used). Illustration mode lays the causal-only and
-the combined grid side by side exactly as the note does (stacked when wide); real
+the position it may mix in, ``1`` = mixed in, ``.`` = weight 0, and a padded query row is
+``-`` throughout (its result is dropped). Illustration mode lays the causal-only and
+the combined grid side by side exactly as the note does (stacked when wide), with a legend
+and closing lines in the catalogue's own words; real
 mode draws one labelled grid per sequence with the tokenizer's attention_mask above
 it, then the agreement checks. Long grids show only ``shown_positions``, with an
 ellipsis where positions are skipped. Nothing here computes a mask.
@@ -135,7 +136,7 @@ def pad_title(lang: Lang, pads: list[int]) -> str:
 
 
 def closing_lines(lang: Lang, side: str, pads: int) -> list[str]:
-    """The note's lines under the figure: what each mask depends on, and why left padding needs both."""
+    """The lines under the figure: what each mask depends on, and why left padding needs both."""
     keys = ["mask.line_causal", "mask.line_padding"]
     if pads == 0:
         keys.append("mask.line_none")

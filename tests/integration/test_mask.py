@@ -15,14 +15,32 @@ from attnscope.results import from_json
 from attnscope.results.mask import MaskKind
 
 from support import SEED
-from support.notefigure import NOTE_FIGURE, NOTE_LINES
+from support.notefigure import NOTE_FIGURE, NOTE_TITLES, grids
 from support.notefigure import lines as _lines
+
+# `attnscope mask --lang ko`: the note's figure, with a legend and closing lines of our own.
+ILLUSTRATION_KO = """\
+행은 계산하는 위치, 열은 그 행이 섞을 수 있는 위치다. 1은 섞는 칸, .은 비율이 0인 칸이다.
+
+causal mask만               위치 0이 빈칸일 때 (padding mask 추가)
+     0  1  2  3                  0  1  2  3
+0    1  .  .  .             0    -  -  -  -   빈칸 행이라 결과는 버린다
+1    1  1  .  .             1    .  1  .  .
+2    1  1  1  .             2    .  1  1  .
+3    1  1  1  1             3    .  1  1  1
+
+causal mask는 위치의 앞뒤만 보고 정해지므로, 입력이 무엇이든 같은 삼각형이다.
+padding mask는 빈칸이 몇 개이고 어디에 있는지를 따르므로 입력마다 다르다.
+앞쪽 빈칸은 진짜 토큰보다 먼저 있어서 causal mask로는 지울 수 없다. 그래서 두 마스크를 함께 건다.
+"""
 
 
 def test_default_illustration_snapshot(cli):
     res = cli("mask", "--lang", "ko")
     assert res.exit_code == 0, res.stderr
-    assert _lines(res.stdout) == _lines(NOTE_FIGURE) + [""] + NOTE_LINES
+    assert grids(res.stdout) == grids(NOTE_FIGURE)  # the note's grids, cell for cell
+    assert _lines(res.stdout)[2] == NOTE_TITLES
+    assert _lines(res.stdout) == _lines(ILLUSTRATION_KO)
 
 
 @pytest.mark.parametrize(

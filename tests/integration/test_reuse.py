@@ -119,4 +119,4 @@ def test_render(loaded):
     n = len(r.tokens)
     assert any(line.split()[:3] == ["prompt", str(n), str(n * (n + 1) // 2)] for line in text.splitlines())
     ko = to_text(render(r, Ctx(lang="ko")), width=140)
-    assert "앞 토큰의 K와 V는 뒤에 토큰이 붙어도 바뀌지 않는다" in ko
+    assert "토큰을 뒤에 더 붙여도 앞 위치의 K와 V는 그대로다" in ko

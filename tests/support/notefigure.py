@@ -1,6 +1,9 @@
-"""The note's mask figure and its closing lines, as the note prints them (tests of `mask` in every tier)."""
+"""The note's mask figure as the note prints it, and the grid lines of a printed figure (tests of
+`mask` in every tier). The view draws the note's grids and headings; its sentences are its own."""
 
 from __future__ import annotations
+
+import re
 
 # The note's figure ("causal mask와 padding mask" section), copied as it is printed there.
 NOTE_FIGURE = """\
@@ -14,13 +17,17 @@ causal mask만               위치 0이 빈칸일 때 (padding mask 추가)
 3    1  1  1  1             3    .  1  1  1
 """
 
+# The headings over the two grids, the same in the note and in the Korean view.
+NOTE_TITLES = "causal mask만               위치 0이 빈칸일 때 (padding mask 추가)"
 
-NOTE_LINES = [
-    "causal mask는 위치 관계만으로 정해져서 어떤 입력이든 모양이 같다.",
-    "padding mask는 입력마다 빈칸이 어디에 몇 개 있는지에 따라 달라진다.",
-    "빈칸이 앞쪽에 있으면 causal mask만으로는 빈칸을 가릴 수 없어서 둘을 함께 쓴다.",
-]
+_GRID = re.compile(r"^ *\d+(?: +[\d.\-]+)+")
 
 
 def lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines()]
+
+
+def grids(text: str) -> list[str]:
+    """The grid lines of ``text`` (column numbers, then each row's ``1 . -`` cells), without the
+    words beside a row."""
+    return [m.group().rstrip() for line in text.splitlines() if (m := _GRID.match(line))]

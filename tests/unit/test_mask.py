@@ -12,7 +12,7 @@ from attnscope.core import maskgrid
 from attnscope.render import Ctx, render, to_text
 from attnscope.render.mask import pad_title
 
-from support.notefigure import NOTE_FIGURE, NOTE_LINES
+from support.notefigure import NOTE_FIGURE, NOTE_TITLES, grids
 from support.notefigure import lines as _lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,13 +24,32 @@ KO = Ctx(lang="ko")
 NOTE_DIR = ROOT.parent / "shared" / "seed"
 
 
-def test_figure_is_the_notes():
+def test_the_view_draws_the_notes_grids():
+    text = to_text(render(maskgrid.illustration(), KO))
+    assert len(grids(NOTE_FIGURE)) == 5  # the column numbers and four rows
+    assert grids(text) == grids(NOTE_FIGURE)
+    assert NOTE_TITLES in _lines(text)
+
+
+def _note() -> str:
     if not NOTE_DIR.is_dir():
         pytest.skip("the note (shared/seed) is not beside this checkout")
-    note = "\n".join(_lines("\n".join(p.read_text(encoding="utf-8") for p in NOTE_DIR.glob("*.txt"))))
-    assert NOTE_FIGURE in note
-    for line in NOTE_LINES:
-        assert line in note
+    return "\n".join(_lines("\n".join(p.read_text(encoding="utf-8") for p in NOTE_DIR.glob("*.txt"))))
+
+
+def test_figure_is_the_notes():
+    assert NOTE_FIGURE in _note()
+
+
+def test_the_views_sentences_are_not_the_notes():
+    """The grids and their headings are the note's; every sentence around them is written anew."""
+    note = _note()
+    for side, pad in (("left", 1), ("right", 2), ("left", 0)):
+        text = to_text(render(maskgrid.illustration(size=5, pad=pad, side=side), KO))
+        figure = set(grids(text))
+        words = [line for line in _lines(text) if line and line not in figure and "padding mask 추가" not in line]
+        words += [line[len(m) :].strip() for line in _lines(text) for m in grids(line) if line[len(m) :].strip()]
+        assert words and [line for line in words if line in note] == []
 
 
 def test_illustration_grids_by_hand():
@@ -44,7 +63,7 @@ def test_illustration_grids_by_hand():
     assert pad_title("ko", seq.padded_rows) == "위치 3, 4가 빈칸일 때 (padding mask 추가)"
     assert pad_title("en", seq.padded_rows) == "when positions 3, 4 are pads (padding mask added)"
     text = _lines(to_text(render(r, KO)))
-    assert "3    1  1  1  1  .             3    -  -  -  -  -   빈칸 자리라 결과를 쓰지 않는다" in text
+    assert "3    1  1  1  1  .             3    -  -  -  -  -   빈칸 행이라 결과는 버린다" in text
     assert "4    1  1  1  1  1             4    -  -  -  -  -" in text
     assert text[-2:] == [
         "빈칸이 뒤쪽에 있으면 진짜 토큰의 행은 causal mask만으로도 빈칸을 보지 않는다.",

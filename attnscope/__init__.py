@@ -19,7 +19,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "load": ("attnscope.loading", "load"),
+    "load": ("attnscope.capture.engine", "load"),
     "weights": ("attnscope.core.weights", "weights"),
     "from_json": ("attnscope.results", "from_json"),
     "AttnscopeError": ("attnscope.errors", "AttnscopeError"),

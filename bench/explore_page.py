@@ -45,9 +45,9 @@ def main() -> None:
         sys.exit("give --model or set ATTNSCOPE_MODEL")
     from playwright.sync_api import sync_playwright
 
+    from attnscope.capture.engine import load
     from attnscope.core.explore import explore
     from attnscope.core.tokens import encode
-    from attnscope.loading import load
     from attnscope.render.explore import page
 
     loaded = load(args.model, device="cpu", dtype="float32")

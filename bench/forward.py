@@ -102,7 +102,7 @@ def _forward_fn(kind: str, loaded: Any) -> Callable[[Any], Any]:
     """The call timed for ``kind``: a plain or eager decoder forward, or attnscope's capture."""
     import torch
 
-    from attnscope.core import capture
+    from attnscope.capture import engine
 
     model = loaded.model
     n_layers = loaded.info.num_hidden_layers
@@ -116,18 +116,18 @@ def _forward_fn(kind: str, loaded: Any) -> Callable[[Any], Any]:
         mask = torch.ones_like(ids)
         if kind in ("plain", "eager"):
             with torch.inference_mode():
-                return capture.decoder(model)(
+                return engine.decoder(model)(
                     input_ids=ids.to(device),
                     attention_mask=mask.to(device),
-                    position_ids=capture.position_ids(mask).to(device),
+                    position_ids=engine.position_ids(mask).to(device),
                     use_cache=False,
                     output_attentions=kind == "eager",
                 )
         layers = frozenset(range(n_layers)) if kind != "capture_0_3" else frozenset(range(min(4, n_layers)))
         norms = layers if kind == "capture_norm" else frozenset()
-        request = capture.Request(positions=torch.tensor([[ids.shape[1] - 1]]), layers=layers, norms=norms)
-        got = capture.run(model, ids, mask, request)
-        capture.check_finite(got.rows)
+        request = engine.Request(positions=torch.tensor([[ids.shape[1] - 1]]), layers=layers, norms=norms)
+        got = engine.run(model, ids, mask, request)
+        engine.check_finite(got.rows)
         return got
 
     return forward
@@ -147,7 +147,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Load the model, warm up, then time ``spec["reps"]`` forwards of ``spec["kind"]`` at ``spec["T"]`` tokens."""
     import torch
 
-    from attnscope.loading import load
+    from attnscope.capture.engine import load
 
     if spec.get("threads"):
         torch.set_num_threads(int(spec["threads"]))

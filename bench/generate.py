@@ -125,7 +125,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Load the model, warm up, then time ``spec["reps"]`` rounds of the three kinds; one record per kind."""
     import torch
 
-    from attnscope.loading import load
+    from attnscope.capture.engine import load
 
     if spec.get("threads"):
         torch.set_num_threads(int(spec["threads"]))

@@ -51,33 +51,33 @@ def cases(tokenizer: Any) -> dict[str, tuple[Any, Any]]:
 def eager_rows(model: Any, ids: Any, mask: Any) -> list[Any]:
     import torch
 
-    from attnscope.core import capture
+    from attnscope.capture import engine
 
     model.set_attn_implementation("eager")
     device = next(model.parameters()).device
     try:
         with torch.inference_mode():
-            out = capture.decoder(model)(
+            out = engine.decoder(model)(
                 input_ids=ids.to(device),
                 attention_mask=mask.to(device),
-                position_ids=capture.position_ids(mask).to(device),
+                position_ids=engine.position_ids(mask).to(device),
                 use_cache=False,
                 output_attentions=True,
             )
         return [a.float().cpu() for a in out.attentions]  # per layer (B, H, T, T)
     finally:
-        capture.prepare(model)
+        engine.prepare(model)
 
 
 def compare(loaded: Any, ids: Any, mask: Any, ref: list[Any]) -> dict[str, float]:
     import torch
 
-    from attnscope.core import capture
+    from attnscope.capture import engine
 
     n_layers = loaded.info.num_hidden_layers
     batch, n_tokens = ids.shape
     positions = torch.arange(n_tokens).expand(batch, n_tokens)  # (B, T): every row
-    got = capture.run(loaded.model, ids, mask, capture.Request(positions=positions, layers=frozenset(range(n_layers))))
+    got = engine.run(loaded.model, ids, mask, engine.Request(positions=positions, layers=frozenset(range(n_layers))))
     real = mask.bool()[:, None, :].expand(batch, loaded.info.num_attention_heads, n_tokens)  # (B, H, T) real rows
     worst = mean = sums = 0.0
     agree = total = 0
@@ -106,7 +106,7 @@ def main() -> int:
 
     import torch
 
-    from attnscope.loading import load
+    from attnscope.capture.engine import load
 
     cuda = args.device == "cuda"
     if cuda and not torch.cuda.is_available():

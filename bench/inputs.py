@@ -57,7 +57,7 @@ def synthetic_ids(tokenizer: Any, n_tokens: int) -> list[int]:
 def model_shape(model: str) -> Shape:
     """Layers, heads and weights MB from the converted config, without loading weights (or torch)."""
     sys.path.insert(0, str(ROOT))
-    from attnscope.loading import cache_root, file_sha256, resolve
+    from attnscope.model import cache_root, file_sha256, resolve
 
     spec, kind = resolve(model)
     if kind == "hub":
@@ -70,7 +70,7 @@ def model_shape(model: str) -> Shape:
             return sorted(p for p in (cache_root() / "gguf").glob(f"{digest[:24]}-*") if (p / "config.json").is_file())
 
         if not converted():  # convert it once, in a child, so this process stays without torch
-            code = f"from attnscope.loading import load; load({spec!r}, device='cpu', dtype='float32')"
+            code = f"from attnscope.capture.engine import load; load({spec!r}, device='cpu', dtype='float32')"
             subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
         folder = converted()[0]
     config = json.loads((folder / "config.json").read_text())

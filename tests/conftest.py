@@ -44,7 +44,7 @@ def model_dir_gqa7(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def loaded(model_dir: Path) -> Any:
-    from attnscope.loading import load
+    from attnscope.capture.engine import load
 
     return load(str(model_dir), device="cpu", dtype="float32")
 
@@ -59,7 +59,7 @@ def real_model() -> Path:
 
 @pytest.fixture(scope="session")
 def real_loaded(real_model: Path) -> Any:
-    from attnscope.loading import load
+    from attnscope.capture.engine import load
 
     return load(str(real_model), device="cpu", dtype="float32")
 

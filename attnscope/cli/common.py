@@ -14,11 +14,14 @@ import os
 import sys
 import typing
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from attnscope.errors import AttnscopeError, ExitCode
+
+if TYPE_CHECKING:
+    from attnscope.model.said import Said
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -146,7 +149,7 @@ class Model(Source):
         turn) a text is always checked in the rendered conversation, since any message may hold it.
         """
         from attnscope.core.precheck import check_query_text, check_selection
-        from attnscope.loading import load, load_tokenizer, model_shape
+        from attnscope.model import load_tokenizer, model_shape
 
         shape = model_shape(self.model, self.revision)
         check_selection(layer, head, shape.num_hidden_layers, shape.num_attention_heads)
@@ -169,6 +172,8 @@ class Model(Source):
                 templated = [encode(tokenizer, prompt, chat=True, system=system).text for prompt in prompts]
             for opt, text, occ in unsettled:
                 check_query_text(templated, text, occ, opt=opt, occ_opt=_occ(opt))
+        from attnscope.capture.engine import load
+
         return load(
             self.model,
             revision=self.revision,
@@ -316,10 +321,10 @@ def stderr_lang() -> Any:
         return "en"
 
 
-def worded(message: str) -> str:
-    """A line from loading in the reader's language: a ``loading.Said`` is worded from the
-    catalogue (``progress.KEY``); any other line is printed as it is."""
-    from attnscope.loading import Said
+def worded(message: Said | str) -> str:
+    """A line from loading in the reader's language: an ``attnscope.model.Said`` is worded from
+    the catalogue (``progress.KEY``); any other line is printed as it is."""
+    from attnscope.model.said import Said
 
     if not isinstance(message, Said):
         return message
@@ -429,7 +434,7 @@ def read_messages(path: str | None) -> Any:
         raise AttnscopeError(exc.message, ExitCode.INPUT_FILE) from None
 
 
-def progress(message: str) -> None:
+def progress(message: Said | str) -> None:
     """Loading progress: one transient line on a terminal, erased before any output;
     nothing at all when stderr is not a terminal, so an error stays the only line there.
 

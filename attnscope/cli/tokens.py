@@ -38,7 +38,7 @@ def tokens_cmd(
     from attnscope.core.segments import prompt_segments, segmented
     from attnscope.core.tokens import encode
     from attnscope.errors import AttnscopeError
-    from attnscope.loading import load_tokenizer, resolve
+    from attnscope.model import load_tokenizer, resolve
     from attnscope.results.tokens import TokensResult
 
     if prompt is None and messages is None:

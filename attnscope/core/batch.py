@@ -23,7 +23,7 @@ from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, check_length, encode, pick_query
 from attnscope.core.weights import query_rows, weights_result
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import Query, ResultWarning
 from attnscope.results.weights import WeightsResult, WeightsView
 

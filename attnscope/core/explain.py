@@ -25,13 +25,13 @@ from typing import Any
 
 import torch
 
-from attnscope.core import masking
+from attnscope.capture import masking
 from attnscope.core.common import tolerance
 from attnscope.core.rope import attention_module, cos_sin, project, rotate
 from attnscope.core.select import one_index
 from attnscope.core.tokens import check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.explain import Check, ExplainResult, RopeEvidence
 

@@ -1,7 +1,7 @@
 """The ``explore`` computation: every query row of every layer and head, quantised to bytes.
 
 One forward pass captures the fp32 rows of the stored query positions at every layer
-(``capture.run``); each row is rounded to multiples of ``1 / LEVELS`` with the largest
+(``engine.run``); each row is rounded to multiples of ``1 / LEVELS`` with the largest
 remainder method, so that it still adds up to exactly 1. Up to ``LIMIT`` tokens every
 position is stored; a longer prompt stores only the positions asked for with
 ``--query``/``--pos``. This module does not load models, does not write the page and
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.tokens import Encoded, check_length, encode, find_span, query_at
 from attnscope.errors import AttnscopeError
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.explore import ExploreData
 
@@ -85,9 +85,9 @@ def explore(
     layers = list(range(info.num_hidden_layers))
     end = max(stored) + 1
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
-    request = capture.Request(positions=torch.tensor([stored]), layers=frozenset(layers))
-    got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
-    capture.check_finite(got.rows)
+    request = engine.Request(positions=torch.tensor([stored]), layers=frozenset(layers))
+    got = engine.run(loaded.model, ids, torch.ones_like(ids), request)
+    engine.check_finite(got.rows)
     keep = torch.arange(end)[None, :] <= torch.tensor(stored)[:, None]  # (P, end): key_pos <= query_pos
     packed = []
     for layer in layers:  # one layer at a time keeps the sort's memory small

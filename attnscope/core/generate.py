@@ -3,7 +3,7 @@
 The decode loop is the one a model runs in use: one forward over the prompt, then one
 forward per new token with the cache (transformers' ``cache``, formerly ``past_key_values``), greedy by default or
 sampled at a temperature with a seed. The capturing attention function
-(``attnscope.core.capture``) sees, in each step, the post-RoPE query of the single new
+(``attnscope.capture.engine``) sees, in each step, the post-RoPE query of the single new
 position and the cached keys, and keeps that row: no second pass over the sequence.
 Sampling applies the temperature alone (no top-k, top-p or repetition penalty), so
 transformers' ``generate(do_sample=True, temperature=T, top_k=0)`` after
@@ -22,13 +22,13 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.precheck import check_settings
 from attnscope.core.segments import prompt_segments, segmented
 from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, readable
 from attnscope.errors import AttnscopeError
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import Token, Word
 from attnscope.results.generate import GenerateResult, GenerateStep, HeadShare, StopReason, WordShare
 from attnscope.results.segments import Segment
@@ -100,9 +100,9 @@ def decode(
     and ``heads`` (default all), captured inside that step's own forward. ``on_token`` is
     called with the new ids after each step. KeyboardInterrupt becomes :class:`Interrupted`.
     """
-    capture.prepare(model)
+    engine.prepare(model)
     n_layers = int(model.config.num_hidden_layers)
-    request = capture.Request(
+    request = engine.Request(
         positions=None,
         layers=frozenset(range(n_layers) if layers is None else layers),
         stop=False,
@@ -123,7 +123,7 @@ def decode(
     try:
         with torch.inference_mode():
             for _ in range(max_new_tokens):
-                with capture.session(request) if keep_rows else contextlib.nullcontext() as captured:
+                with engine.session(request) if keep_rows else contextlib.nullcontext() as captured:
                     out = model(input_ids=step_input, cache=past, use_cache=True, logits_to_keep=1)
                 past = out.cache
                 logits = out.logits[0, -1].float()  # (vocab,)
@@ -147,7 +147,7 @@ def decode(
     except KeyboardInterrupt:
         raise Interrupted(new) from None
     if rows:
-        capture.check_finite({i: r[None, :, None, :] for i, r in enumerate(rows)})
+        engine.check_finite({i: r[None, :, None, :] for i, r in enumerate(rows)})
     return Decoded(ids=new, probs=probs, rows=rows, stop=reason)
 
 

@@ -1,7 +1,7 @@
 """The ``heads`` computation: rank every (layer, head) by how much a query attends to a key span.
 
 One forward pass captures, for every layer, the fp32 rows of the query span's tokens
-(``capture.run``; no eager attention, no L x H x T x T). A multi-token query is reduced
+(``engine.run``; no eager attention, no L x H x T x T). A multi-token query is reduced
 by its last token or by the mean of its tokens' rows; the score of a head is that row
 summed over the key span's tokens. This module does not load models and does not print.
 """
@@ -12,11 +12,11 @@ from typing import get_args
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.tokens import Encoded, check_length, encode, find_span
 from attnscope.core.weights import drop_sink, norm_shares
 from attnscope.errors import AttnscopeError
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import KeySpan, Query, ResultWarning
 from attnscope.results.heads import HeadScore, HeadsResult, QueryAgg, TopHead
 from attnscope.results.weights import Measure
@@ -40,8 +40,8 @@ def head_rows_measured(
     positions = torch.tensor([span])  # (1, P)
     layers = frozenset(range(loaded.info.num_hidden_layers))
     norms = layers if measure == "norm" else frozenset()
-    got = capture.run(loaded.model, ids, mask, capture.Request(positions=positions, layers=layers, norms=norms))
-    capture.check_finite(got.rows)
+    got = engine.run(loaded.model, ids, mask, engine.Request(positions=positions, layers=layers, norms=norms))
+    engine.check_finite(got.rows)
     n_keys = span[-1] + 1  # causal: nothing after the last query token
     rows = torch.stack([got.rows[layer][0] for layer in sorted(layers)])[..., :n_keys]  # (L, H, P, K)
     if measure != "norm":

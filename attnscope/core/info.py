@@ -3,11 +3,11 @@
 For a hub id or an HF folder, config.json is read as JSON (``AutoConfig`` only when
 it leaves fields to the config class's defaults), and the parameter count comes from
 the shapes (qwen2/llama/mistral) or from building the model on the ``meta`` device. For a
-GGUF file the header is scanned directly (``attnscope.ggufheader``): the metadata keys
+GGUF file the header is scanned directly (``attnscope.model.gguf_header``): the metadata keys
 (``qwen2.block_count``, ``qwen2.attention.head_count_kv``, ...) and the tensor shapes, which
 give the exact stored parameter count.
 The reading itself (config.json, the tokenizer files, the GGUF header, the hub) is
-``attnscope.loading``'s; this module turns what it read into facts, and never prints.
+``attnscope.model``'s; this module turns what it read into facts, and never prints.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from typing import Any, Literal, cast
 
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.loading import REQUIRED, has_chat_template, read_config, read_gguf_header
+from attnscope.model import REQUIRED, SUPPORTED_MODEL_TYPES, has_chat_template, read_config, read_gguf_header, resolve
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult, KVGroup
 
 
@@ -40,7 +40,7 @@ def _numel(shape: list[int]) -> int:
 
 
 def info_from_gguf(path: Path) -> InfoResult:
-    header = read_gguf_header(path)  # through loading: the one module that reads files
+    header = read_gguf_header(path)  # a header scan, no tensor data
     meta = header.metadata
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
@@ -130,8 +130,6 @@ def count_parameters(doc: dict[str, Any]) -> int:
 
 
 def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | None = None) -> InfoResult:
-    from attnscope.loading import SUPPORTED_MODEL_TYPES
-
     doc = read_config(spec, kind, revision)
     model_type = str(doc.get("model_type", ""))
     if model_type not in SUPPORTED_MODEL_TYPES:
@@ -184,8 +182,6 @@ def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | 
 
 def info(model: str | None, revision: str | None = None) -> InfoResult:
     """The config facts of a hub id, an HF folder or a GGUF file, without its weights."""
-    from attnscope.loading import resolve
-
     spec, kind = resolve(model)
     if kind == "gguf":
         return info_from_gguf(Path(spec))

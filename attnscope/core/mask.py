@@ -23,12 +23,13 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture, maskgrid, masking
+from attnscope.capture import engine, masking
+from attnscope.core import maskgrid
 from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.select import one_of
 from attnscope.core.tokens import Encoded, check_length, encode
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.mask import MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
@@ -92,7 +93,7 @@ def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -
     mask: the 4D float mask eager attention received, (B, 1, T, T). weights: (B, H, T, T)
     fp32. The model is switched back to attnscope's capturing attention afterwards.
     """
-    layers = getattr(capture.decoder(model), "layers", None)
+    layers = getattr(engine.decoder(model), "layers", None)
     attn = getattr(layers[0], "self_attn", None) if layers is not None and len(layers) else None
     if not isinstance(attn, torch.nn.Module):
         raise AttnscopeError("cannot find layer 0's self_attn module to read the eager mask", ExitCode.MODEL)
@@ -108,17 +109,17 @@ def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -
     handle = attn.register_forward_hook(hook, with_kwargs=True)
     try:
         with torch.inference_mode():
-            capture.decoder(model)(
+            engine.decoder(model)(
                 input_ids=ids.to(device),
                 attention_mask=mask.to(device),
-                position_ids=capture.position_ids(mask).to(device),
+                position_ids=engine.position_ids(mask).to(device),
                 use_cache=False,
             )
     except _StopEager:
         pass
     finally:
         handle.remove()
-        capture.prepare(model)
+        engine.prepare(model)
     if not isinstance(seen.get("mask"), torch.Tensor) or not isinstance(seen.get("weights"), torch.Tensor):
         raise AttnscopeError("the eager forward did not hand layer 0 a mask and weights to read", ExitCode.MODEL)
     return seen["mask"].detach().cpu(), seen["weights"].detach().float().cpu()
@@ -167,8 +168,8 @@ def mask(
     positions = torch.tensor([[q, r] for q, r in zip(last_real, first_pad, strict=True)])  # (B, 2)
     n_layers = loaded.info.num_hidden_layers
     every = frozenset(range(n_layers))
-    got = capture.run(model, ids, am, capture.Request(positions=positions, layers=every, keep_mask=every))
-    capture.check_finite(got.rows)
+    got = engine.run(model, ids, am, engine.Request(positions=positions, layers=every, keep_mask=every))
+    engine.check_finite(got.rows)
     if set(got.mask) != set(every):
         raise AttnscopeError(f"only layers {sorted(got.mask)} handed their mask to the attention", ExitCode.MODEL)
     model_allowed = {layer: _allowed(m, batch, n) for layer, m in got.mask.items()}  # layer -> (B, T, T)

@@ -1,6 +1,6 @@
 """The ``matrix`` computation: the full query x key weights of ONE layer and ONE head.
 
-Only that head's rows are computed (``capture.Request(heads=...)``), so memory is
+Only that head's rows are computed (``engine.Request(heads=...)``), so memory is
 O(P x T) for that head alone, where P is the number of query rows (all T, or the
 ``--window``); layers after the requested one never run. Before running, the memory
 this needs (fp32 rows, their Python floats and JSON text) goes through the shared
@@ -17,12 +17,12 @@ from typing import Literal
 
 import torch
 
-from attnscope.core import capture, memory
+from attnscope.capture import engine, memory
 from attnscope.core.select import one_index
 from attnscope.core.tokens import Encoded, check_length, encode
 from attnscope.core.weights import norm_shares
 from attnscope.errors import AttnscopeError
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.matrix import By, MatrixResult, MatrixView
 from attnscope.results.weights import Measure
 
@@ -142,9 +142,9 @@ def matrix(
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
     positions = torch.arange(start, end)[None, :]  # (1, P)
     norms = frozenset({layer_i}) if measure == "norm" else frozenset()
-    request = capture.Request(positions=positions, layers=frozenset({layer_i}), heads=frozenset({head_i}), norms=norms)
-    got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
-    capture.check_finite(got.rows, heads=[head_i])  # rows hold only this head: name it by its model index
+    request = engine.Request(positions=positions, layers=frozenset({layer_i}), heads=frozenset({head_i}), norms=norms)
+    got = engine.run(loaded.model, ids, torch.ones_like(ids), request)
+    engine.check_finite(got.rows, heads=[head_i])  # rows hold only this head: name it by its model index
     rows = got.rows[layer_i][0, 0]  # (P, end): the one head's rows
     weights = rows[:, start:end]  # (P, P)
     before = rows[:, :start].sum(dim=-1)  # (P,)

@@ -22,12 +22,12 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.common import tolerance
 from attnscope.core.tokens import check_length, encode, readable
 from attnscope.core.trace import vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.reuse import CacheCheck, Comparisons, LayerDiff, ReuseResult
 from attnscope.results.trace import TopToken
@@ -37,21 +37,21 @@ def _device(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def _capture_all(model: torch.nn.Module, ids: list[int], n_query: int, n_layers: int) -> capture.Captured:
+def _capture_all(model: torch.nn.Module, ids: list[int], n_query: int, n_layers: int) -> engine.Captured:
     """Rows of positions 0..n_query-1 and q/k/v at every layer."""
     layers = frozenset(range(n_layers))
     input_ids = torch.tensor([ids])  # (1, T)
-    got = capture.run(
+    got = engine.run(
         model,
         input_ids,
         torch.ones_like(input_ids),
-        capture.Request(positions=torch.arange(n_query)[None], layers=layers, keep_qkv=layers),
+        engine.Request(positions=torch.arange(n_query)[None], layers=layers, keep_qkv=layers),
     )
-    capture.check_finite(got.rows)
+    engine.check_finite(got.rows)
     return got
 
 
-def layer_diffs(prefix_run: capture.Captured, full_run: capture.Captured, n_prefix: int) -> list[LayerDiff]:
+def layer_diffs(prefix_run: engine.Captured, full_run: engine.Captured, n_prefix: int) -> list[LayerDiff]:
     out = []
     for layer in sorted(prefix_run.qkv):
         _, k_p, v_p = prefix_run.qkv[layer]  # (1, KV, P, D)
@@ -113,15 +113,15 @@ def cache_check(
 def _layer0_qkv(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
     """Layer 0's post-RoPE q (1,H,T,D), k, v (1,KV,T,D) on the model's device, and its scaling."""
     input_ids = torch.tensor([ids])  # (1, T)
-    got = capture.run(
+    got = engine.run(
         model,
         input_ids,
         torch.ones_like(input_ids),
-        capture.Request(positions=torch.zeros((1, 1), dtype=torch.long), layers=frozenset(), keep_qkv=frozenset({0})),
+        engine.Request(positions=torch.zeros((1, 1), dtype=torch.long), layers=frozenset(), keep_qkv=frozenset({0})),
     )
     device = _device(model)
     q, k, v = (t.to(device) for t in got.qkv[0])
-    layers = getattr(capture.decoder(model), "layers", None)
+    layers = getattr(engine.decoder(model), "layers", None)
     scaling = float(getattr(layers[0].self_attn, "scaling", q.shape[-1] ** -0.5)) if layers is not None else 1.0
     return q, k, v, scaling
 

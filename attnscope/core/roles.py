@@ -2,7 +2,7 @@
 
 The input is a prompt, or N random token ids repeated twice (the induction test of
 Olsson et al. 2022), optionally after the tokenizer's BOS. One forward captures every
-layer's full attention pattern (``capture.run`` with every query position), held on the
+layer's full attention pattern (``engine.run`` with every query position), held on the
 CPU as (layer, head, query_pos, key_pos); that is L x H x T x T, so this is for
 sequences of a few hundred tokens (the memory guard refuses more).
 
@@ -27,11 +27,11 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.ranking import rank
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import Token
 from attnscope.results.roles import ROLES, RoleScores, RolesResult, RoleTop
 
@@ -123,13 +123,13 @@ def patterns(loaded: Loaded, ids: list[int]) -> torch.Tensor:
     input_ids = torch.tensor([ids])  # (1, T)
     n = len(ids)
     layers = range(loaded.info.num_hidden_layers)
-    got = capture.run(
+    got = engine.run(
         loaded.model,
         input_ids,
         torch.ones_like(input_ids),
-        capture.Request(positions=torch.arange(n)[None, :], layers=frozenset(layers)),
+        engine.Request(positions=torch.arange(n)[None, :], layers=frozenset(layers)),
     )
-    capture.check_finite(got.rows)
+    engine.check_finite(got.rows)
     return torch.stack([got.rows[layer][0] for layer in layers])  # (L, H, T, T)
 
 

@@ -24,12 +24,12 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.common import tolerance
 from attnscope.core.select import one_index
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.rope import Pair, RelativeCheck, RopeResult, VCheck
 
 DEFAULT_PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."
@@ -66,7 +66,7 @@ class Projections:
 
 
 def attention_module(model: torch.nn.Module, layer: int) -> Any:
-    layers = getattr(capture.decoder(model), "layers", None)
+    layers = getattr(engine.decoder(model), "layers", None)
     attn = getattr(layers[layer], "self_attn", None) if layers is not None else None
     if attn is None or not all(hasattr(attn, n) for n in ("q_proj", "k_proj", "v_proj")):
         raise AttnscopeError(
@@ -98,11 +98,11 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
     handle = attn.register_forward_pre_hook(grab, with_kwargs=True)
     try:
         input_ids = torch.tensor([ids])  # (1, T)
-        got = capture.run(
+        got = engine.run(
             model,
             input_ids,
             torch.ones_like(input_ids),
-            capture.Request(
+            engine.Request(
                 positions=torch.tensor([positions]),
                 layers=frozenset({layer}),
                 keep_qkv=frozenset({layer}),
@@ -114,7 +114,7 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
         handle.remove()
     if seen.get("x") is None or seen.get("pe") is None:
         raise AttnscopeError("the attention module was not given hidden_states/position_embeddings", ExitCode.MODEL)
-    capture.check_finite(got.rows)
+    engine.check_finite(got.rows)
     x = seen["x"]  # (1, T, hidden)
     n_tok = x.shape[1]
     head_dim = got.qkv[layer][0].shape[-1]
@@ -153,7 +153,7 @@ def rope_theta(config: Any) -> tuple[float, str]:
 
 def cos_sin(model: torch.nn.Module, positions: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     """The model's own rotary_emb at arbitrary positions: cos, sin each (len(positions), D), fp32."""
-    rotary = getattr(capture.decoder(model), "rotary_emb", None)
+    rotary = getattr(engine.decoder(model), "rotary_emb", None)
     if rotary is None:
         raise AttnscopeError(f"{type(model).__name__}: no rotary_emb on the decoder", ExitCode.MODEL)
     device = next(model.parameters()).device
@@ -258,7 +258,7 @@ def rope(
     li = one_index(layer, info.num_hidden_layers, "layer")
     hi = one_index(head, info.num_attention_heads, "head")
     table = pairs(theta, head_dim, pos)
-    rotary = getattr(capture.decoder(model), "rotary_emb", None)
+    rotary = getattr(engine.decoder(model), "rotary_emb", None)
     model_inv = getattr(rotary, "inv_freq", None)
     inv_diff: float | None = None
     if isinstance(model_inv, torch.Tensor):

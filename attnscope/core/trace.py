@@ -23,11 +23,11 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.common import tolerance
 from attnscope.core.tokens import _token_bytes, check_length, encode, query_at
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.segments import Message
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
 
@@ -42,7 +42,7 @@ def vocab_label(tokenizer: Any, token_id: int) -> str:
 
 
 def final_norm(model: torch.nn.Module) -> torch.nn.Module:
-    norm = getattr(capture.decoder(model), "norm", None)
+    norm = getattr(engine.decoder(model), "norm", None)
     if not isinstance(norm, torch.nn.Module):
         raise AttnscopeError(f"{type(model).__name__}: no final norm on the decoder", ExitCode.MODEL)
     return norm
@@ -75,7 +75,7 @@ def _top(tokenizer: Any, logits: torch.Tensor, k: int) -> list[TopToken]:
 def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
     """(L+1, T, hidden) raw residual stream: embedding, then each layer's output, all unnormed;
     plus max |hidden_states[-1] - final_norm(raw last layer output)|."""
-    decoder = capture.decoder(model)
+    decoder = engine.decoder(model)
     layers = getattr(decoder, "layers", None)
     if layers is None or len(layers) == 0:
         raise AttnscopeError(f"{type(model).__name__}: no decoder layers", ExitCode.MODEL)
@@ -109,13 +109,13 @@ def check_finite(model: torch.nn.Module, ids: list[int], hidden: torch.Tensor) -
         layer = bad_stage - 1
         input_ids = torch.tensor([ids])  # (1, T)
         positions = torch.arange(len(ids))[None]  # (1, T): every query row of that layer
-        got = capture.run(
+        got = engine.run(
             model,
             input_ids,
             torch.ones_like(input_ids),
-            capture.Request(positions=positions, layers=frozenset({layer})),
+            engine.Request(positions=positions, layers=frozenset({layer})),
         )
-        capture.check_finite(got.rows)
+        engine.check_finite(got.rows)
     where = "the embedding" if bad_stage == 0 else f"the output of layer {bad_stage - 1}"
     raise AttnscopeError(f"NaN or inf in {where}; try --dtype float32", ExitCode.NUMERIC)
 

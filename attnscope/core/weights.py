@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.segments import prompt_segments
 from attnscope.core.select import parse_indices
 from attnscope.core.tokens import Encoded, check_length, encode, pick_query
 from attnscope.errors import AttnscopeError
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import Query, ResultWarning
 from attnscope.results.segments import Message, Segment
 from attnscope.results.weights import Bar, By, Chart, Hardest, Strip, WeightsResult, WeightsView
@@ -35,8 +35,8 @@ def query_rows(
     """
     ids, mask, offsets = pad_batch(encs, pad_id(loaded.tokenizer), side)
     positions = torch.tensor([[off + q] for off, q in zip(offsets, queries, strict=True)])  # (B, 1)
-    got = capture.run(loaded.model, ids, mask, capture.Request(positions=positions, layers=frozenset(layers)))
-    capture.check_finite(got.rows)
+    got = engine.run(loaded.model, ids, mask, engine.Request(positions=positions, layers=frozenset(layers)))
+    engine.check_finite(got.rows)
     stacked = torch.stack([got.rows[layer][:, :, 0, :] for layer in layers], dim=1)  # (B, L, H, T)
     return [stacked[b, :, :, off : off + q + 1] for b, (off, q) in enumerate(zip(offsets, queries, strict=True))]
 
@@ -50,9 +50,9 @@ def query_rows_norm(
     ||f_h(x_j)|| (``core.norm``); the completeness check's max |difference| over the layers.
     """
     ids = torch.tensor([enc.ids])  # (1, T)
-    request = capture.Request(positions=torch.tensor([[query]]), layers=frozenset(layers), norms=frozenset(layers))
-    got = capture.run(loaded.model, ids, torch.ones_like(ids), request)
-    capture.check_finite(got.rows)
+    request = engine.Request(positions=torch.tensor([[query]]), layers=frozenset(layers), norms=frozenset(layers))
+    got = engine.run(loaded.model, ids, torch.ones_like(ids), request)
+    engine.check_finite(got.rows)
     rows = torch.stack([got.rows[layer][0, :, 0, : query + 1] for layer in layers])  # (L, H, q+1)
     norms = torch.stack([got.norms[layer][0, :, : query + 1] for layer in layers])  # (L, H, q+1)
     return rows, norms, max(got.completeness[layer] for layer in layers)

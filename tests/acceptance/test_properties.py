@@ -20,6 +20,6 @@ def test_readable_tokens_with_the_real_qwen_tokenizer(real_tokenizer: Any, text:
 
 @pytest.fixture(scope="session")
 def real_tokenizer(real_model: Any) -> Any:
-    from attnscope.loading import load_tokenizer
+    from attnscope.model import load_tokenizer
 
     return load_tokenizer(str(real_model))

@@ -189,9 +189,9 @@ def _hub_fails(monkeypatch: pytest.MonkeyPatch, error: str) -> None:
     for name in ("hf_hub_download", "snapshot_download"):
         if hasattr(hf_hub, name):
             monkeypatch.setattr(hf_hub, name, fail)
-    from attnscope import loading
+    from attnscope.model import hub
 
-    monkeypatch.setattr(loading, "hub_local_only", lambda: False)  # a hub that answers (with that error)
+    monkeypatch.setattr(hub, "hub_local_only", lambda: False)  # a hub that answers (with that error)
 
 
 @pytest.mark.parametrize("command", ["weights", "tokens"])

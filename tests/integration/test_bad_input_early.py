@@ -79,29 +79,29 @@ def _refused_endpoint() -> str:
 def test_hub_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     from huggingface_hub import constants
 
-    from attnscope import loading
+    from attnscope.model import hub
 
-    for name in ("HF_HUB_OFFLINE", *loading._PROXY_VARS):
+    for name in ("HF_HUB_OFFLINE", *hub.PROXY_VARS):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(constants, "ENDPOINT", _refused_endpoint())
-    loading.hub_local_only.cache_clear()
+    hub.hub_local_only.cache_clear()
     try:
-        assert loading.hub_local_only() is True  # nothing listens: cache only
-        loading.hub_local_only.cache_clear()
+        assert hub.hub_local_only() is True  # nothing listens: cache only
+        hub.hub_local_only.cache_clear()
         monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
-        assert loading.hub_local_only() is False  # behind a proxy the probe cannot tell
-        loading.hub_local_only.cache_clear()
+        assert hub.hub_local_only() is False  # behind a proxy the probe cannot tell
+        hub.hub_local_only.cache_clear()
         monkeypatch.delenv("HTTPS_PROXY")
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-        assert loading.hub_local_only() is True
+        assert hub.hub_local_only() is True
     finally:
-        loading.hub_local_only.cache_clear()
+        hub.hub_local_only.cache_clear()
 
 
 def test_unreachable_hub_reads_only_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
-    from attnscope import loading
+    from attnscope.model import hub, load_tokenizer
 
     seen: dict[str, Any] = {}
 
@@ -109,25 +109,25 @@ def test_unreachable_hub_reads_only_the_cache(monkeypatch: pytest.MonkeyPatch, t
         seen.update(kwargs)
         raise OSError("We couldn't connect to the hub")
 
-    monkeypatch.setattr(loading, "hub_local_only", lambda: True)
-    monkeypatch.setattr(loading, "_hub_cached_config", lambda *_: None)
+    monkeypatch.setattr(hub, "hub_local_only", lambda: True)
+    monkeypatch.setattr(hub, "cached_config", lambda *_: None)
     with pytest.raises(AttnscopeError, match="the Hugging Face hub cannot be reached and 'org/name'"):
-        loading.load_tokenizer("org/name")  # not cached: refused before transformers is asked
+        load_tokenizer("org/name")  # not cached: refused before transformers is asked
     config = tmp_path / "config.json"
     config.write_text('{"num_hidden_layers": 2}')
-    monkeypatch.setattr(loading, "_hub_cached_config", lambda *_: config)  # cached: read from the cache only
+    monkeypatch.setattr(hub, "cached_config", lambda *_: config)  # cached: read from the cache only
     monkeypatch.setattr(AutoTokenizer, "from_pretrained", fake)
     with pytest.raises(AttnscopeError, match="the Hugging Face hub cannot be reached and 'org/name'"):
-        loading.load_tokenizer("org/name")
+        load_tokenizer("org/name")
     assert seen["local_files_only"] is True
 
 
 def test_check_finite_names_the_model_head_when_heads_were_selected() -> None:
-    from attnscope.core import capture
+    from attnscope.capture import engine
 
     rows = {2: torch.zeros(1, 2, 1, 3), 4: torch.zeros(1, 2, 1, 3)}  # (B, h, P, T) for heads [3, 9]
     rows[4][0, 1, 0, 2] = float("inf")
     with pytest.raises(AttnscopeError, match="layer 4, head 9;"):
-        capture.check_finite(rows, heads=[3, 9])
+        engine.check_finite(rows, heads=[3, 9])
     with pytest.raises(AttnscopeError, match="layer 4, head 1;"):
-        capture.check_finite(rows)
+        engine.check_finite(rows)

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import torch
 
-from attnscope.core import batch, capture
+from attnscope.capture import engine
+from attnscope.core import batch
 from attnscope.core.weights import weights
 from attnscope.errors import AttnscopeError, ExitCode
 
@@ -42,17 +43,17 @@ def _max_diff(a: list[Any], b: list[Any]) -> float:
 
 
 class _CountForwards:
-    """Wraps capture.run to record each forward's batch size."""
+    """Wraps engine.run to record each forward's batch size."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.sizes: list[int] = []
-        real = capture.run
+        real = engine.run
 
         def run(model: Any, ids: torch.Tensor, mask: torch.Tensor, request: Any, **kw: Any) -> Any:
             self.sizes.append(int(ids.shape[0]))
             return real(model, ids, mask, request, **kw)
 
-        monkeypatch.setattr(capture, "run", run)
+        monkeypatch.setattr(engine, "run", run)
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
@@ -224,7 +225,7 @@ def test_python_api_load_once_many_prompts(model_dir):
 
 
 def test_device_map_loads_and_captures_the_same_rows(model_dir, loaded):
-    from attnscope.loading import load
+    from attnscope.capture.engine import load
 
     sharded = load(str(model_dir), device_map="auto", dtype="float32")
     assert sharded.info.device == "device_map=auto"
@@ -244,9 +245,9 @@ def test_capture_through_accelerate_offload_hooks(model_dir, loaded, tmp_path):
     )
     assert offloaded.model.layers[2].self_attn.q_proj.weight.device.type == "meta"
     ids = torch.tensor([loaded.tokenizer(SEED)["input_ids"]])
-    request = capture.Request(positions=torch.tensor([[ids.shape[1] - 1]]), layers=frozenset({0, 1, 2}))
-    got = capture.run(offloaded, ids, torch.ones_like(ids), request)
-    ref = capture.run(loaded.model, ids, torch.ones_like(ids), request)
+    request = engine.Request(positions=torch.tensor([[ids.shape[1] - 1]]), layers=frozenset({0, 1, 2}))
+    got = engine.run(offloaded, ids, torch.ones_like(ids), request)
+    ref = engine.run(loaded.model, ids, torch.ones_like(ids), request)
     for layer in (0, 1, 2):
         assert got.rows[layer].device.type == "cpu"
         assert float((got.rows[layer] - ref.rows[layer]).abs().max()) < 1e-6

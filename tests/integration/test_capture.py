@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 
 from support import SEED, reference, tiny
 
@@ -26,7 +26,7 @@ def test_rows_equal_eager(tokenizer, side, heads, kv):
     ids, mask = enc["input_ids"], enc["attention_mask"]
     T = ids.shape[1]
     positions = torch.arange(T).expand(len(prompts), T)
-    got = capture.run(model, ids, mask, capture.Request(positions=positions, layers=frozenset({0, 1})))
+    got = engine.run(model, ids, mask, engine.Request(positions=positions, layers=frozenset({0, 1})))
     ref = eager_rows(model, ids, mask)
     real = mask.bool()[:, None, :]  # (B, 1, T): real query rows
     for layer in (0, 1):
@@ -51,11 +51,11 @@ def test_layers_after_the_last_requested_do_not_run(loaded):
     ]
     try:
         ids = torch.tensor([loaded.tokenizer(SEED)["input_ids"]])
-        capture.run(
+        engine.run(
             loaded.model,
             ids,
             torch.ones_like(ids),
-            capture.Request(positions=torch.tensor([[3]]), layers=frozenset({0})),
+            engine.Request(positions=torch.tensor([[3]]), layers=frozenset({0})),
         )
     finally:
         for h in hooks:
@@ -68,11 +68,11 @@ def test_no_logits_computed(loaded):
     hook = loaded.model.lm_head.register_forward_hook(lambda *a: calls.append(1))
     try:
         ids = torch.tensor([loaded.tokenizer(SEED)["input_ids"]])
-        capture.run(
+        engine.run(
             loaded.model,
             ids,
             torch.ones_like(ids),
-            capture.Request(positions=torch.tensor([[3]]), layers=frozenset({2})),
+            engine.Request(positions=torch.tensor([[3]]), layers=frozenset({2})),
         )
     finally:
         hook.remove()

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core import explain as explain_mod
 from attnscope.core.explain import explain
 from attnscope.render import Ctx, render, to_text
@@ -31,7 +31,7 @@ def eager_reference(loaded, text, layer):
             out = model(input_ids=ids, output_attentions=True)
     finally:
         handle.remove()
-        capture.prepare(model)
+        engine.prepare(model)
     n_tok = ids.shape[1]
     pre_o = seen["x"][0].view(n_tok, -1, attn.head_dim)  # (T, H*D) -> (T, H, D)
     return out.attentions[layer][0], pre_o

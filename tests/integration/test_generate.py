@@ -1,5 +1,5 @@
 """``attnscope generate``: rows captured in the cached decode steps, checked against one full
-forward over prompt + answer (eager-free reference: ``capture.run`` on the whole sequence,
+forward over prompt + answer (eager-free reference: ``engine.run`` on the whole sequence,
 itself checked against eager attention in test_capture), and generated ids checked
 against transformers' own ``generate``; then the result, the view, bad input and Ctrl-C."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.generate import decode, generate
 from attnscope.core.tokens import encode
 from attnscope.errors import ExitCode
@@ -28,11 +28,11 @@ def full_rows(loaded: Any, ids: list[int]) -> dict[int, torch.Tensor]:
     """Every row of one uncached forward over ``ids``: rows[layer] is (head, T, T)."""
     seq = torch.tensor([ids])  # (1, T)
     n = int(loaded.model.config.num_hidden_layers)
-    got = capture.run(
+    got = engine.run(
         loaded.model,
         seq,
         torch.ones_like(seq),
-        capture.Request(positions=torch.arange(len(ids))[None], layers=frozenset(range(n))),
+        engine.Request(positions=torch.arange(len(ids))[None], layers=frozenset(range(n))),
     )
     return {layer: rows[0] for layer, rows in got.rows.items()}
 

@@ -1,5 +1,5 @@
 """``attnscope generate``: rows captured in the cached decode steps, checked against one full
-forward over prompt + answer (eager-free reference: ``capture.run`` on the whole sequence,
+forward over prompt + answer (eager-free reference: ``engine.run`` on the whole sequence,
 itself checked against eager attention in test_capture), and generated ids checked
 against transformers' own ``generate``; then the result, the view, bad input and Ctrl-C."""
 

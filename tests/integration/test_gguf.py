@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 import torch
 
-from attnscope import loading
-from attnscope.core import capture
+from attnscope import model
+from attnscope.capture import engine
 from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model.said import Said
 
 from support import SEED
 from support.gguf import write_tiny_gguf
@@ -57,17 +58,17 @@ def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def rows_for(loaded: Any, text: str) -> torch.Tensor:
     ids = torch.tensor([loaded.tokenizer(text)["input_ids"]])  # (1, T)
     T = ids.shape[1]
-    got = capture.run(
+    got = engine.run(
         loaded.model,
         ids,
         torch.ones_like(ids),
-        capture.Request(positions=torch.arange(T)[None], layers=frozenset(range(loaded.info.num_hidden_layers))),
+        engine.Request(positions=torch.arange(T)[None], layers=frozenset(range(loaded.info.num_hidden_layers))),
     )
     return torch.stack([got.rows[layer] for layer in sorted(got.rows)])  # (L, 1, H, T, T)
 
 
 def test_gguf_rows_match_the_hf_folder(tiny_gguf: Path, cache: Path, loaded: Any, conversions: list[str]) -> None:
-    from_gguf = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    from_gguf = model.load(str(tiny_gguf), device="cpu", dtype="float32")
     assert from_gguf.source == "gguf"
     assert conversions == ["AutoTokenizer", "AutoModelForCausalLM"]  # converted once
     info = from_gguf.info
@@ -86,24 +87,24 @@ def test_gguf_rows_match_the_hf_folder(tiny_gguf: Path, cache: Path, loaded: Any
 
 
 def test_second_load_uses_the_cache(tiny_gguf: Path, cache: Path, conversions: list[str]) -> None:
-    first = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    first = model.load(str(tiny_gguf), device="cpu", dtype="float32")
     assert len(conversions) == 2
-    digest = loading.file_sha256(tiny_gguf)
+    digest = model.file_sha256(tiny_gguf)
     target = cache / "gguf" / f"{digest[:24]}-float32"
     assert Path(first.path) == target
     assert (target / "model.safetensors").is_file() and (target / "config.json").is_file()
     assert json.loads((target / "source.json").read_text())["sha256"] == digest
 
-    second = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    second = model.load(str(tiny_gguf), device="cpu", dtype="float32")
     assert len(conversions) == 2  # nothing reconverted
     assert second.path == first.path
-    tok = loading.load_tokenizer(str(tiny_gguf))
+    tok = model.load_tokenizer(str(tiny_gguf))
     assert len(conversions) == 2  # the tokenizer also comes from the cache
     assert tok(SEED)["input_ids"] == first.tokenizer(SEED)["input_ids"]
 
     # The cache is keyed by dtype too: bfloat16 is a second entry, cast from the float32 one
     # without reading the GGUF again.
-    bf16 = loading.load(str(tiny_gguf), device="cpu", dtype="bfloat16")
+    bf16 = model.load(str(tiny_gguf), device="cpu", dtype="bfloat16")
     assert len(conversions) == 2
     assert Path(bf16.path).name == f"{digest[:24]}-bfloat16"
     assert next(bf16.model.parameters()).dtype == torch.bfloat16
@@ -117,11 +118,11 @@ def test_cast_cache_equals_a_direct_conversion(
 ) -> None:
     from safetensors.torch import load_file
 
-    loading.load(str(tiny_gguf), device="cpu", dtype="float32")
-    cast = Path(loading.load(str(tiny_gguf), device="cpu", dtype="float16").path)
+    model.load(str(tiny_gguf), device="cpu", dtype="float32")
+    cast = Path(model.load(str(tiny_gguf), device="cpu", dtype="float16").path)
     assert len(conversions) == 2  # float16 came from the float32 entry
     monkeypatch.setenv("ATTNSCOPE_CACHE", str(tmp_path / "other-cache"))
-    direct = Path(loading.load(str(tiny_gguf), device="cpu", dtype="float16").path)
+    direct = Path(model.load(str(tiny_gguf), device="cpu", dtype="float16").path)
     assert len(conversions) == 4  # no float32 entry there: dequantized from the GGUF
     a, b = load_file(str(cast / "model.safetensors")), load_file(str(direct / "model.safetensors"))
     assert set(a) == set(b)
@@ -132,12 +133,12 @@ def test_cast_cache_equals_a_direct_conversion(
 def test_changed_file_is_converted_again(tiny_gguf: Path, cache: Path, tmp_path: Path, conversions: list[str]) -> None:
     copy = tmp_path / "copy.gguf"
     copy.write_bytes(tiny_gguf.read_bytes())
-    loading.load(str(copy), device="cpu", dtype="float32")
+    model.load(str(copy), device="cpu", dtype="float32")
     assert len(conversions) == 2
     data = bytearray(copy.read_bytes())
     data[-4:] = b"\x00\x00\x00\x40"  # last float of the last tensor (a norm weight, 1.0) becomes 2.0
     copy.write_bytes(bytes(data))
-    loading.load(str(copy), device="cpu", dtype="float32")
+    model.load(str(copy), device="cpu", dtype="float32")
     assert len(conversions) == 4
     assert len(list((cache / "gguf").iterdir())) == 2
 
@@ -155,7 +156,7 @@ def test_corrupt_gguf_is_one_clear_error(tiny_gguf: Path, cache: Path, tmp_path:
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(make(tiny_gguf.read_bytes()))
     with pytest.raises(AttnscopeError) as err:
-        loading.load(str(bad), device="cpu", dtype="float32")
+        model.load(str(bad), device="cpu", dtype="float32")
     assert err.value.code == ExitCode.MODEL
     assert "not a readable GGUF" in err.value.message and "\n" not in err.value.message
     assert not (cache / "gguf").is_dir() or not any((cache / "gguf").iterdir())  # nothing half-written is cached
@@ -200,17 +201,17 @@ def test_first_use_line_in_korean(tiny_gguf: Path, cache: Path, cli: Any) -> Non
 def test_damaged_cache_says_which_folder_to_delete(tiny_gguf: Path, cache: Path, conversions: list[str]) -> None:
     import shutil
 
-    first = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    first = model.load(str(tiny_gguf), device="cpu", dtype="float32")
     target = Path(first.path)
     weights = target / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:50_000])  # a half-written or truncated cache entry
     with pytest.raises(AttnscopeError) as err:
-        loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+        model.load(str(tiny_gguf), device="cpu", dtype="float32")
     assert err.value.code == ExitCode.MODEL
     assert "SafetensorError" in err.value.message
     assert f"the cached conversion in {target} looks damaged: delete that folder" in err.value.message
     shutil.rmtree(target)
-    again = loading.load(str(tiny_gguf), device="cpu", dtype="float32")
+    again = model.load(str(tiny_gguf), device="cpu", dtype="float32")
     assert len(conversions) == 4 and again.path == first.path  # converted again, into the same place
 
 
@@ -234,7 +235,7 @@ def test_unsupported_architecture_is_refused_before_converting(
     writer.write_tensors_to_file()
     writer.close()
     with pytest.raises(AttnscopeError) as err:
-        loading.load(str(path), device="cpu", dtype="float32")
+        model.load(str(path), device="cpu", dtype="float32")
     assert err.value.code == ExitCode.MODEL
     assert "does not capture 'mamba' attention (the GGUF's general.architecture); supported: qwen2" in err.value.message
     assert conversions == []  # refused from the header, before any dequantizing
@@ -250,10 +251,10 @@ def _stderr_of(path: Path) -> str:
 def test_two_processes_at_once_convert_once(tiny_gguf: Path, tmp_path: Path) -> None:
     """Two runs on a cold cache: one converts, the other waits for it and says so.
 
-    The test holds the entry's lock first, as a converting run would, so that both runs
-    are surely waiting on it together when it is released; then exactly one converts.
+    The test holds the entry's lock first, as a converting run would (the lock file with a
+    live pid, its own), so that both runs are surely waiting on it together when it is
+    released; then exactly one converts.
     """
-    import fcntl
     import hashlib
     import os
     import subprocess
@@ -268,9 +269,7 @@ def test_two_processes_at_once_convert_once(tiny_gguf: Path, tmp_path: Path) -> 
     entry = cache / "gguf" / f"{digest[:24]}-float32"
     lock = entry.with_name(entry.name + ".lock")
     lock.parent.mkdir(parents=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.write(fd, b"4242\n")
+    lock.write_text(f"{os.getpid()}\n")
     errs = [tmp_path / f"err{i}.txt" for i in range(2)]
     procs = []
     try:
@@ -291,15 +290,13 @@ def test_two_processes_at_once_convert_once(tiny_gguf: Path, tmp_path: Path) -> 
             assert all(p.poll() is None for p in procs), [_stderr_of(e) for e in errs]
             time.sleep(0.2)
     finally:
-        os.ftruncate(fd, 0)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        lock.unlink()
     outs = [p.communicate(timeout=240)[0] for p in procs]
     stderrs = [_stderr_of(e) for e in errs]
     assert [p.returncode for p in procs] == [0, 0], stderrs
     for err in stderrs:
         assert err.splitlines()[0] == (
-            f"attnscope: another attnscope process (pid 4242) is converting {tiny_gguf.name}; "
+            f"attnscope: another attnscope process (pid {os.getpid()}) is converting {tiny_gguf.name}; "
             f"waiting for it to finish ({lock})"
         )
     converted = [line for err in stderrs for line in err.splitlines() if "converting it once" in line]
@@ -309,15 +306,15 @@ def test_two_processes_at_once_convert_once(tiny_gguf: Path, tmp_path: Path) -> 
 
 
 def test_stale_lock_and_temp_folder_of_a_killed_run(tiny_gguf: Path, cache: Path, conversions: list[str]) -> None:
-    digest = loading.file_sha256(tiny_gguf)
+    digest = model.file_sha256(tiny_gguf)
     entry = cache / "gguf" / f"{digest[:24]}-float32"
     entry.parent.mkdir(parents=True)
     entry.with_name(entry.name + ".lock").write_text("999999\n")  # left by a run that was killed
     stale = entry.with_name(entry.name + ".tmp999999")
     stale.mkdir()
     (stale / "model.safetensors").write_bytes(b"half")
-    notices: list[str] = []
-    got = loading.load(str(tiny_gguf), device="cpu", dtype="float32", notice=notices.append)
+    notices: list[Said] = []
+    got = model.load(str(tiny_gguf), device="cpu", dtype="float32", notice=notices.append)
     assert got.path == str(entry) and not stale.exists()
     assert conversions == ["AutoTokenizer", "AutoModelForCausalLM"]
-    assert len(notices) == 1 and notices[0].startswith(f"first use of {tiny_gguf.name}: converting it once")
+    assert len(notices) == 1 and notices[0].key == "first_use_size" and notices[0].values["file"] == tiny_gguf.name

@@ -13,7 +13,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCau
 
 from attnscope.core.info import count_parameters, gqa_groups, info
 from attnscope.errors import AttnscopeError
-from attnscope.ggufheader import read_gguf_header
+from attnscope.model.gguf_header import read_gguf_header
 
 
 def test_gqa_grouping_follows_repeat_kv():

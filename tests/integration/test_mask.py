@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from attnscope.core import capture, maskgrid
+from attnscope.capture import engine
+from attnscope.core import maskgrid
 from attnscope.core.mask import mask
 from attnscope.errors import AttnscopeError
 from attnscope.render import render, to_text
@@ -71,9 +72,9 @@ def _eager_attentions(model, ids, am):
     model.set_attn_implementation("eager")
     try:
         with torch.no_grad():
-            out = model(input_ids=ids, attention_mask=am, position_ids=capture.position_ids(am), output_attentions=True)
+            out = model(input_ids=ids, attention_mask=am, position_ids=engine.position_ids(am), output_attentions=True)
     finally:
-        capture.prepare(model)
+        engine.prepare(model)
     return out.attentions
 
 
@@ -151,7 +152,7 @@ def test_broken_model_mask_is_reported(loaded, monkeypatch):
         kwargs["attention_mask"] = None
         return sdpa_mask(*args, **kwargs)
 
-    monkeypatch.setitem(ALL_MASK_ATTENTION_FUNCTIONS._global_mapping, capture.IMPL, no_padding)
+    monkeypatch.setitem(ALL_MASK_ATTENTION_FUNCTIONS._global_mapping, engine.IMPL, no_padding)
     r = mask(loaded, [SEED, "hello"], padding_side="left")
     assert r.agrees_with_model is False
     assert r.agrees_with_eager is True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnscope.core.masking import allows, forbids
+from attnscope.capture.masking import allows, forbids
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.matrix import matrix
 from attnscope.errors import AttnscopeError
 from attnscope.render import render, to_text
@@ -50,13 +50,13 @@ def test_head_filter_computes_one_head(tokenizer, n_heads, n_kv):
     ids = torch.tensor([tokenizer(SEED)["input_ids"]])
     T = ids.shape[1]
     positions = torch.arange(T)[None, :]
-    every = capture.run(model, ids, torch.ones_like(ids), capture.Request(positions=positions, layers=frozenset({0})))
+    every = engine.run(model, ids, torch.ones_like(ids), engine.Request(positions=positions, layers=frozenset({0})))
     for head in range(n_heads):
-        one = capture.run(
+        one = engine.run(
             model,
             ids,
             torch.ones_like(ids),
-            capture.Request(positions=positions, layers=frozenset({0}), heads=frozenset({head})),
+            engine.Request(positions=positions, layers=frozenset({0}), heads=frozenset({head})),
         )
         assert one.rows[0].shape == (1, 1, T, T)  # only that head is ever built
         assert torch.equal(one.rows[0][0, 0], every.rows[0][0, head])
@@ -147,9 +147,7 @@ def test_capture_memory_guard_counts_only_the_selected_heads(loaded, monkeypatch
     ids = torch.tensor([loaded.tokenizer(SEED)["input_ids"]])  # (1, 28)
     positions = torch.arange(28)[None, :]
     monkeypatch.setenv("ATTNSCOPE_MEMORY_LIMIT", "30K")  # 4 heads: about 50 KB; 1 head: about 12 KB
-    one = capture.Request(positions=positions, layers=frozenset({0}), heads=frozenset({1}))
-    assert capture.run(loaded.model, ids, torch.ones_like(ids), one).rows[0].shape == (1, 1, 28, 28)
+    one = engine.Request(positions=positions, layers=frozenset({0}), heads=frozenset({1}))
+    assert engine.run(loaded.model, ids, torch.ones_like(ids), one).rows[0].shape == (1, 1, 28, 28)
     with pytest.raises(AttnscopeError):
-        capture.run(
-            loaded.model, ids, torch.ones_like(ids), capture.Request(positions=positions, layers=frozenset({0}))
-        )
+        engine.run(loaded.model, ids, torch.ones_like(ids), engine.Request(positions=positions, layers=frozenset({0})))

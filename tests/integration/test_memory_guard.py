@@ -1,11 +1,11 @@
-"""The memory guard (core/memory.py): sizes, budgets, the refusal, and capture.run's estimate."""
+"""The memory guard (capture/memory.py): sizes, budgets, the refusal, and engine.run's estimate."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from attnscope.core import memory
+from attnscope.capture import memory
 from attnscope.errors import AttnscopeError, ExitCode
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnscope.core import capture, norm
+from attnscope.capture import engine, norm
 
 from support import SEED, tiny
 
@@ -34,11 +34,11 @@ def test_norms_equal_a_direct_computation(tokenizer, heads, kv):
     seen, hooks = _direct(model, ids)
     positions = torch.tensor([[T - 1, T // 2]])
     try:
-        got = capture.run(
+        got = engine.run(
             model,
             ids,
             torch.ones_like(ids),
-            capture.Request(positions=positions, layers=frozenset({0, 1}), norms=frozenset({0, 1}), stop=False),
+            engine.Request(positions=positions, layers=frozenset({0, 1}), norms=frozenset({0, 1}), stop=False),
         )
     finally:
         for h in hooks:
@@ -69,11 +69,11 @@ def test_completeness_fails_when_the_head_columns_are_wrong(loaded):
     """A permuted head order in o_proj's columns must break the check: it can fail."""
     model = loaded.model
     ids = torch.tensor([loaded.tokenizer(SEED)["input_ids"]])
-    got = capture.run(
+    got = engine.run(
         model,
         ids,
         torch.ones_like(ids),
-        capture.Request(
+        engine.Request(
             positions=torch.tensor([[ids.shape[1] - 1]]),
             layers=frozenset({0}),
             norms=frozenset({0}),

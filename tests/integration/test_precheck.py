@@ -19,7 +19,7 @@ import pytest
 from attnscope.core.precheck import check_query_text
 from attnscope.core.tokens import encode, find_query
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.loading import model_shape
+from attnscope.model import model_shape
 
 from support import SEED
 from support.gguf import write_tiny_gguf

@@ -20,10 +20,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.tokens import encode
 from attnscope.core.weights import query_rows
-from attnscope.loading import Loaded
+from attnscope.model import Loaded
 from attnscope.results.common import ModelInfo
 
 from support import reference, tiny
@@ -47,7 +47,7 @@ def model_for(heads: int, kv: int, layers: int) -> Any:
         len(tokenizer()), num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv
     )
     model = tiny.make_model(config, seed=heads * 100 + kv * 10 + layers)
-    capture.prepare(model)
+    engine.prepare(model)
     return model
 
 
@@ -88,7 +88,7 @@ def test_captured_rows_equal_eager_and_keep_the_invariants(
         ]
     )  # (B, P)
     wanted = frozenset(data.draw(st.sets(st.integers(0, layers - 1), min_size=1), label="layers"))
-    got = capture.run(model, ids, mask, capture.Request(positions=positions, layers=wanted, keep_mask=frozenset({0})))
+    got = engine.run(model, ids, mask, engine.Request(positions=positions, layers=wanted, keep_mask=frozenset({0})))
     ref = eager_attentions(model, ids, mask)
     real_key = mask.bool()  # (B, T)
     for layer in wanted:
@@ -161,14 +161,14 @@ def test_readable_tokens_give_back_the_prompt_and_words_cover_every_token(text: 
 def test_rows_are_fp32_from_a_bf16_model(loaded: Any) -> None:
     """Rows come out in fp32, from bf16 q/k upcast before the softmax."""
     model = tiny.make_model(tiny.make_config(len(loaded.tokenizer))).to(torch.bfloat16)
-    capture.prepare(model)
+    engine.prepare(model)
     ids = torch.tensor([loaded.tokenizer("민수는 사과를 샀다. 그는 그것을 먹었다.")["input_ids"]])  # (1, T)
     T = ids.shape[1]
-    got = capture.run(
+    got = engine.run(
         model,
         ids,
         torch.ones_like(ids),
-        capture.Request(positions=torch.arange(T)[None], layers=frozenset({1}), keep_qkv=frozenset({1})),
+        engine.Request(positions=torch.arange(T)[None], layers=frozenset({1}), keep_qkv=frozenset({1})),
     )
     rows = got.rows[1]  # (1, H, T, T)
     assert rows.dtype == torch.float32

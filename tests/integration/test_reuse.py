@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core import reuse as reuse_mod
 from attnscope.core.reuse import reuse
 from attnscope.errors import AttnscopeError
@@ -60,7 +60,7 @@ def test_comparison_counts_by_hand(loaded):
 
 def test_positions_counted_from_the_end_are_caught(loaded, monkeypatch):
     """If positions depended on the sequence's length, earlier K would change: the check must say so."""
-    monkeypatch.setattr(capture, "position_ids", lambda mask: (mask.long().cumsum(-1) - 1).flip(-1))
+    monkeypatch.setattr(engine, "position_ids", lambda mask: (mask.long().cumsum(-1) - 1).flip(-1))
     r = reuse(loaded, PREFIX, SUFFIX)
     assert not r.kv_ok and not r.ok
     assert r.per_layer[0].max_diff_k > 1e-3

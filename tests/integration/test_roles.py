@@ -24,9 +24,9 @@ def test_scores_use_eager_patterns(loaded):
         with torch.no_grad():
             out = model(input_ids=torch.tensor([ids]), output_attentions=True)
     finally:
-        from attnscope.core import capture
+        from attnscope.capture import engine
 
-        capture.prepare(model)
+        engine.prepare(model)
     eager = torch.stack([a[0] for a in out.attentions])  # (L, H, T, T)
     ref = roles.scores(eager, torch.tensor(ids))
     for role in ref:

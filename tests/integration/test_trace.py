@@ -117,8 +117,8 @@ def test_cli_bad_lang(cli, model_dir):
     "where,message", [("attn", "attention weights at layer 1, head 1"), ("mlp", "the output of layer 1")]
 )
 def test_nan_stops_with_the_layer(model_dir, where, message):
+    from attnscope.capture.engine import load
     from attnscope.errors import AttnscopeError, ExitCode
-    from attnscope.loading import load
 
     fresh = load(str(model_dir), device="cpu", dtype="float32")  # not the shared fixture: this one is broken
     layer = fresh.model.model.layers[1]

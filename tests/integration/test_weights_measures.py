@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attnscope import render
-from attnscope.core import capture
+from attnscope.capture import engine
 from attnscope.core.weights import weights
 from attnscope.render.weights import MAX_KEYS
 from attnscope.results.weights import WeightsView
@@ -41,7 +41,7 @@ def test_norms_are_alpha_times_the_value_vector_norm(loaded):
     finally:
         for h in hooks:
             h.remove()
-        capture.prepare(model)
+        engine.prepare(model)
     n_heads, n_kv = r.model.num_attention_heads, r.model.num_key_value_heads
     for li, layer in enumerate(r.layers):
         attn = model.model.layers[layer].self_attn

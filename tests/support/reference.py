@@ -1,7 +1,7 @@
 """The independent references the capture tests compare against: eager ``output_attentions``,
 and transformers' own ``generate`` for the ids of ``attnscope generate``.
 
-One place for the switch to eager attention and back (``capture.prepare`` restores
+One place for the switch to eager attention and back (``engine.prepare`` restores
 attnscope's attention function), so a test cannot forget to switch back.
 """
 
@@ -11,13 +11,13 @@ from typing import Any
 
 import torch
 
-from attnscope.core import capture
+from attnscope.capture import engine
 
 
 def eager_attentions(model: Any, ids: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
     """Per layer (B, H, T, T) from eager attention; ids (B, T), mask (B, T) or None (no padding).
 
-    With a mask, position ids come from it (``capture.position_ids``), as attnscope's capture does.
+    With a mask, position ids come from it (``engine.position_ids``), as attnscope's capture does.
     """
     model.set_attn_implementation("eager")
     try:
@@ -25,10 +25,10 @@ def eager_attentions(model: Any, ids: torch.Tensor, mask: torch.Tensor | None = 
             if mask is None:
                 out = model(input_ids=ids, output_attentions=True)
             else:
-                pos = capture.position_ids(mask)
+                pos = engine.position_ids(mask)
                 out = model(input_ids=ids, attention_mask=mask, position_ids=pos, output_attentions=True)
     finally:
-        capture.prepare(model)
+        engine.prepare(model)
     return tuple(out.attentions)
 
 

@@ -65,41 +65,40 @@ def test_shorten_middle(text: str, width: int) -> None:
 def test_gguf_tqdm_goes_to_progress(monkeypatch: pytest.MonkeyPatch) -> None:
     import transformers.modeling_gguf_pytorch_utils as gguf_utils
 
-    from attnscope import loading
+    from attnscope.model import gguf_cache
+    from attnscope.model.said import Said
 
-    seen: list[str] = []
-    with loading._gguf_bar_as_progress(seen.append):
+    seen: list[Said] = []
+    with gguf_cache._gguf_bar_as_progress(seen.append):
         items: Any = list(gguf_utils.tqdm(range(20), desc="Converting and de-quantizing GGUF tensors..."))
     assert items == list(range(20))
-    assert seen[0].startswith("dequantizing GGUF tensors: 0/20") and seen[-1].startswith(
-        "dequantizing GGUF tensors: 16/20"
-    )
+    assert seen[0].key == seen[-1].key == "dequantizing"
+    assert seen[0].values["done"] == "0" and seen[-1].values["done"] == "16" and seen[0].values["total"] == "20"
+    assert common.worded(seen[0]).startswith("dequantizing GGUF tensors: 0/20")
     assert gguf_utils.tqdm.__module__.startswith("tqdm")  # put back
 
 
-def test_loading_lines_are_the_english_catalogue() -> None:
-    """loading's own English lines (what Python callers get) and the catalogue's are the same words."""
-    from attnscope.loading import LINES, Said
-    from attnscope.render.i18n import catalogue, t
+def test_said_is_a_key_and_values_worded_by_the_catalogue() -> None:
+    """Loading hands over a catalogue key and string values; the words come from the catalogue."""
+    from attnscope.model.said import Said
+    from attnscope.render.i18n import t
 
-    en = catalogue("en")
-    for key, line in LINES.items():
-        assert en[f"progress.{key}"] == line
-    said = Said("loaded", seconds="2.4", device="cpu", dtype="float32")
-    assert said == "loaded in 2.4 s (cpu, float32)" == t("en", "progress.loaded", **said.values)
+    said = Said.of("loaded", seconds=2.4, device="cpu", dtype="float32")
+    assert said == Said("loaded", {"seconds": "2.4", "device": "cpu", "dtype": "float32"})
+    assert common.worded(said) == "loaded in 2.4 s (cpu, float32)" == t("en", "progress.loaded", **said.values)
 
 
 def test_progress_in_korean(monkeypatch: pytest.MonkeyPatch) -> None:
     """With --lang ko (or ATTNSCOPE_LANG=ko) the loading lines on stderr are Korean."""
-    from attnscope.loading import Said
+    from attnscope.model.said import Said
 
     err = Tty()
     monkeypatch.setattr("sys.stderr", err)
     monkeypatch.setattr(os, "get_terminal_size", lambda fd=0: os.terminal_size((100, 24)))
     monkeypatch.setattr(common, "_stderr_lang", "ko")
-    common.progress(Said("loading", model=PATH))
-    common.progress(Said("loaded", seconds="2.4", device="cpu", dtype="float32"))
-    common.stderr_line(f"attnscope: {common.worded(Said('waiting_pid', pid=42, file='x.gguf', lock='/c/x.lock'))}")
+    common.progress(Said.of("loading", model=PATH))
+    common.progress(Said.of("loaded", seconds="2.4", device="cpu", dtype="float32"))
+    common.stderr_line(f"attnscope: {common.worded(Said.of('waiting_pid', pid=42, file='x.gguf', lock='/c/x.lock'))}")
     shown = [part.removeprefix("\x1b[2K") for part in err.getvalue().split("\r") if part]
     assert shown[0] == f"attnscope: 모델을 불러온다: {PATH}"
     assert shown[1] == "attnscope: 2.4초 만에 불러왔다(CPU, float32)"
@@ -108,5 +107,5 @@ def test_progress_in_korean(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     monkeypatch.setattr(common, "_stderr_lang", None)
     monkeypatch.setenv("ATTNSCOPE_LANG", "ko")  # no --lang given: the environment decides
-    assert common.worded(Said("hashing", file="x.gguf")) == "파일 해시를 계산한다: x.gguf"
+    assert common.worded(Said.of("hashing", file="x.gguf")) == "파일 해시를 계산한다: x.gguf"
     assert common.worded("a line that is not a Said") == "a line that is not a Said"

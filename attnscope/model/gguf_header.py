@@ -2,8 +2,9 @@
 
 ``gguf.GGUFReader`` reads the same but first decodes the whole 151k-token vocabulary into
 numpy (tens of seconds on Qwen2.5); this scan skips arrays and takes well under a second.
-``loading`` uses it to refuse unsupported architectures before dequantizing, and
-``core.info`` to print the facts of a GGUF model without loading it.
+``attnscope.model`` uses it to refuse unsupported architectures before dequantizing and to
+read a GGUF's layer and head counts before loading, and ``core.info`` to print the facts of
+a GGUF model without loading it.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ softmax rows in fp32 from the post-RoPE query and the key it was handed. GQA is 
 by viewing query head ``h`` against KV head ``h // groups``; K/V are never copied per
 query head. The forward stops right after the last layer that is needed.
 
-Axes, everywhere: ``batch, head, query_pos, key_pos``. This module does not tokenize,
-load or print; it takes tensors and returns tensors.
+Axes, everywhere: ``batch, head, query_pos, key_pos``. This module does not tokenize or
+print; it takes tensors and returns tensors. :func:`prepare` switches a loaded model to the
+capturing attention, and :func:`load` is ``attnscope.model.load`` followed by it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
-from attnscope.core import masking
+from attnscope.capture import masking
 from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model import Loaded
 
 IMPL = "attnscope"
 
@@ -49,7 +51,7 @@ class Request:
     which is the new token's row when a decode step runs against a KV cache. ``layers`` are the layers whose rows are computed. ``keep_qkv``,
     ``keep_output`` and ``keep_mask`` name layers whose post-RoPE q/k, v, pre-o_proj
     output or the mask the model passed in are kept as well. ``norms`` names layers whose
-    value-vector norms ``||f_h(x_j)||`` (``attnscope.core.norm``) are computed, with the
+    value-vector norms ``||f_h(x_j)||`` (``attnscope.capture.norm``) are computed, with the
     completeness check at ``positions`` when that layer's rows cover every head.
     """
 
@@ -58,7 +60,7 @@ class Request:
     keep_qkv: frozenset[int] = frozenset()
     keep_output: frozenset[int] = frozenset()
     keep_mask: frozenset[int] = frozenset()
-    norms: frozenset[int] = frozenset()  # layers whose ||f_h(x_j)|| (core.norm) and completeness are kept
+    norms: frozenset[int] = frozenset()  # layers whose ||f_h(x_j)|| (capture.norm) and completeness are kept
     stop: bool = True
     heads: frozenset[int] | None = (
         None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
@@ -74,7 +76,7 @@ class Captured:
     output: dict[int, torch.Tensor] = field(default_factory=dict)
     mask: dict[int, torch.Tensor | None] = field(default_factory=dict)
     norms: dict[int, torch.Tensor] = field(default_factory=dict)  # (batch, head, key_pos) fp32
-    completeness: dict[int, float] = field(default_factory=dict)  # max |difference| (core.norm)
+    completeness: dict[int, float] = field(default_factory=dict)  # max |difference| (capture.norm)
     seen: set[int] = field(default_factory=set)
 
 
@@ -198,7 +200,7 @@ def _norms(
     captured: Captured,
 ) -> None:
     """||f_h(x_j)|| for every head and key, and the completeness check where all heads' rows exist."""
-    from attnscope.core import norm
+    from attnscope.capture import norm
 
     o_proj = getattr(module, "o_proj", None)
     weight = getattr(o_proj, "weight", None)
@@ -244,6 +246,15 @@ def prepare(model: Any) -> None:
             "cannot be captured; attnscope supports Qwen2-style models (qwen2, qwen3, llama, ...)",
             ExitCode.MODEL,
         )
+
+
+def load(model: str | None = None, **options: Any) -> Loaded:
+    """A model ready for capture: :func:`attnscope.model.load` with the same arguments, then :func:`prepare`."""
+    from attnscope.model import load as load_model
+
+    loaded = load_model(model, **options)
+    prepare(loaded.model)
+    return loaded
 
 
 @contextlib.contextmanager
@@ -312,7 +323,7 @@ def _guard_memory(
     model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, request: Request, device: str
 ) -> None:
     """Refuse a run whose kept rows (on the CPU) or per-layer buffers (on ``device``) will not fit."""
-    from attnscope.core import memory
+    from attnscope.capture import memory
 
     config = getattr(model, "config", None)
     heads = int(getattr(config, "num_attention_heads", 1) or 1)
@@ -357,6 +368,7 @@ def check_finite(rows: dict[int, torch.Tensor], heads: Sequence[int] | None = No
             index = int(bad.any(dim=-1).any(dim=-1).any(dim=0).nonzero()[0])
             head = index if heads is None else list(heads)[index]
             raise AttnscopeError(
-                f"NaN or inf in the attention weights at layer {layer}, head {head}; try --dtype float32",
+                f"NaN or inf in the attention weights at layer {layer}, head {head}; try loading in float32",
                 ExitCode.NUMERIC,
+                cli=f"NaN or inf in the attention weights at layer {layer}, head {head}; try --dtype float32",
             )

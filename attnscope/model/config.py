@@ -1,0 +1,171 @@
+"""A model's config, read without its weights: the preflight counts and the facts for ``info``.
+
+``model_shape`` resolves a model reference and reads its layer and head counts without
+torch, so bad selections are refused before anything heavy is imported. ``read_config``
+and ``has_chat_template`` read a hub id's or a folder's config and tokenizer files for
+``info``. ``check_config`` refuses a config whose attention attnscope cannot capture.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model import hub
+from attnscope.model.gguf_header import read_gguf_header
+from attnscope.model.reference import resolve
+
+# Architectures whose attention goes through transformers' AttentionInterface with
+# the same (query, key, value, mask, scaling) contract as Qwen2.
+SUPPORTED_MODEL_TYPES = ("qwen2", "qwen3", "llama", "mistral", "qwen2_moe", "qwen3_moe", "olmo2", "gemma")
+REQUIRED = ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size")
+
+
+def check_config(config: Any, name: str) -> None:
+    """Refuse a transformers config that is not a causal LM, or whose attention is not supported."""
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    model_type = getattr(config, "model_type", "?")
+    # BERT, RoBERTa, Whisper... are registered for causal LM only as decoders; a saved
+    # encoder (architectures: BertModel, BertForMaskedLM) is not one.
+    archs = list(getattr(config, "architectures", None) or [])
+    encoder_only = (
+        model_type not in SUPPORTED_MODEL_TYPES
+        and bool(archs)
+        and not any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
+    )
+    if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or encoder_only:
+        what = f" ({', '.join(archs)})" if archs else ""
+        raise AttnscopeError(f"{name}: a {model_type!r} model{what} is not a causal language model", ExitCode.MODEL)
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        raise AttnscopeError(
+            f"{name}: attnscope does not capture {model_type!r} attention; supported: "
+            f"{', '.join(SUPPORTED_MODEL_TYPES)}",
+            ExitCode.MODEL,
+        )
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What can be checked before loading, read without torch: the model's path and kind,
+    and its config's counts (None where the config is not at hand, e.g. a hub id not cached)."""
+
+    spec: str
+    kind: str  # "hub", "folder" or "gguf"
+    num_hidden_layers: int | None = None
+    num_attention_heads: int | None = None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def model_shape(model: str | None = None, revision: str | None = None) -> ModelShape:
+    """Resolve ``model`` and read its layer and head counts the fast way, without torch.
+
+    A missing path, a folder without config.json, and a hub id that is neither reachable nor
+    cached are errors here, in well under a second. A GGUF's counts come from its header
+    (``attnscope.model.gguf_header``), a folder's from config.json, a hub id's from the cached
+    config.json when there is one (otherwise the counts stay None and loading checks them).
+    """
+    spec, kind = resolve(model)
+    if kind == "gguf":
+        try:
+            meta = read_gguf_header(Path(spec)).metadata
+        except AttnscopeError:  # unreadable: loading reports it with the reason
+            return ModelShape(spec, kind)
+        arch = meta.get("general.architecture")
+        return ModelShape(
+            spec,
+            kind,
+            num_hidden_layers=_count(meta.get(f"{arch}.block_count")),
+            num_attention_heads=_count(meta.get(f"{arch}.attention.head_count")),
+        )
+    if kind == "hub":
+        config_path = hub.cached_config(spec, revision)
+        if config_path is None:
+            if hub.hub_local_only():
+                raise hub.offline_error(spec)
+            return ModelShape(spec, kind)
+    else:
+        config_path = Path(spec) / "config.json"
+    try:
+        doc = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable: loading reports it with the reason
+        return ModelShape(spec, kind)
+    text = doc.get("text_config", doc) if isinstance(doc, dict) else {}
+    if not isinstance(text, dict):
+        return ModelShape(spec, kind)
+    return ModelShape(
+        spec,
+        kind,
+        num_hidden_layers=_count(text.get("num_hidden_layers")),
+        num_attention_heads=_count(text.get("num_attention_heads")),
+    )
+
+
+def has_chat_template(spec: str, kind: str, revision: str | None) -> bool | None:
+    """Whether a hub id's or a folder's tokenizer files carry a chat template; None when they cannot be read."""
+    if kind == "folder":
+        folder = Path(spec)
+        if (folder / "chat_template.jinja").is_file():
+            return True
+        try:
+            doc = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return bool(isinstance(doc, dict) and doc.get("chat_template"))
+    from huggingface_hub import hf_hub_download
+
+    for name in ("chat_template.jinja", "tokenizer_config.json"):
+        try:
+            local = hf_hub_download(spec, name, revision=revision, local_files_only=hub.hub_local_only())
+        except Exception:  # missing file, offline, gated: all mean "cannot tell from here"
+            continue
+        if name.endswith(".jinja"):
+            return True
+        try:
+            doc = json.loads(Path(local).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return bool(isinstance(doc, dict) and doc.get("chat_template"))
+    return None
+
+
+def read_config(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
+    """A hub id's or a folder's config.json as a dict (``info``): read directly (no torch import), or through AutoConfig when
+    it leaves out fields that the config class fills with defaults."""
+    try:
+        if kind == "folder":
+            path = Path(spec) / "config.json"
+        else:
+            from huggingface_hub import hf_hub_download
+
+            hub.quiet_hub()
+            path = Path(hf_hub_download(spec, "config.json", revision=revision, local_files_only=hub.hub_local_only()))
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise AttnscopeError(f"{spec}: config.json is not valid JSON ({exc})", ExitCode.MODEL) from exc
+    except Exception as exc:  # OSError, hub errors
+        if kind == "hub":
+            raise hub.hub_error(spec, exc) from exc
+        raise AttnscopeError(f"{spec}: cannot read config.json ({exc})", ExitCode.MODEL) from exc
+    if not isinstance(doc, dict):
+        raise AttnscopeError(f"{spec}: config.json is not a JSON object", ExitCode.MODEL)
+    text = doc.get("text_config", doc)
+    if isinstance(text, dict) and all(k in text for k in REQUIRED):
+        return doc
+    from transformers import AutoConfig
+
+    hub.quiet_transformers()
+    try:
+        options: dict[str, Any] = (
+            {"revision": revision, "local_files_only": hub.hub_local_only()} if kind == "hub" else {}
+        )
+        full: dict[str, Any] = AutoConfig.from_pretrained(spec, **options).to_dict()
+    except (OSError, ValueError, KeyError) as exc:
+        raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+    return full

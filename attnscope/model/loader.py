@@ -1,0 +1,163 @@
+"""Load a model and its tokenizer: the device and dtype choice, then ``from_pretrained``.
+
+A GGUF file is first converted into the cache (``attnscope.model.gguf_cache``) and loaded
+from there. The model comes back in eval mode with transformers' sdpa attention; switching
+it to attnscope's capturing attention is the capture side's step
+(``attnscope.capture.engine.prepare``). Nothing here prints: transient progress goes
+through ``progress``, lines a user must see through ``notice`` and ``warn``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model import hub
+from attnscope.model.config import check_config, model_shape
+from attnscope.model.gguf_cache import converted
+from attnscope.model.said import Progress, Said, noop
+from attnscope.model.tokenizer import check_vocab
+from attnscope.results.common import ModelInfo
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass
+class Loaded:
+    """A loaded model with its tokenizer and the facts the results report."""
+
+    model: Any  # a transformers PreTrainedModel
+    tokenizer: Any
+    info: ModelInfo
+    source: str  # "hub", "folder" or "gguf"
+    path: str  # what from_pretrained was finally given
+
+
+def pick_device(device: str) -> str:
+    """The device to run on: ``device`` itself, or for "auto" cuda, then mps, then cpu."""
+    import torch
+
+    if device not in DEVICES:
+        raise AttnscopeError(
+            f"unknown device {device!r}; use one of {', '.join(DEVICES)}",
+            cli=f"unknown --device {device!r}; use one of {', '.join(DEVICES)}",
+        )
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise AttnscopeError(
+            "device 'cuda': no CUDA GPU is available here; use 'cpu'",
+            ExitCode.RESOURCE,
+            cli="--device cuda: no CUDA GPU is available here; use --device cpu",
+        )
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise AttnscopeError(
+            "device 'mps': MPS is not available here; use 'cpu'",
+            ExitCode.RESOURCE,
+            cli="--device mps: MPS is not available here; use --device cpu",
+        )
+    return device
+
+
+def pick_dtype(dtype: str, device: str, warn: Progress = noop) -> Any:
+    """The torch dtype for ``dtype`` on ``device``; "auto" is bfloat16 on CUDA, else float32."""
+    import torch
+
+    if dtype not in DTYPES:
+        raise AttnscopeError(
+            f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}",
+            cli=f"unknown --dtype {dtype!r}; use one of {', '.join(DTYPES)}",
+        )
+    if dtype == "auto":
+        return torch.bfloat16 if device == "cuda" else torch.float32
+    if dtype == "float16" and device == "cpu":
+        warn(Said.of("float16_cpu"))
+    return getattr(torch, dtype)
+
+
+def _damaged(kind: str, path: str) -> str:
+    """For a GGUF, the cached conversion failed to load: say where it is and how to redo it."""
+    if kind != "gguf":
+        return ""
+    return f"; the cached conversion in {path} looks damaged: delete that folder and run again to reconvert"
+
+
+def load(
+    model: str | None = None,
+    *,
+    revision: str | None = None,
+    device: str = "auto",
+    dtype: str = "auto",
+    device_map: str | None = None,
+    progress: Progress = noop,
+    warn: Progress = noop,
+    notice: Progress = noop,
+) -> Loaded:
+    """Load the tokenizer and the model of ``model`` (a hub id, folder or .gguf file; None: the default).
+
+    ``progress`` gets transient steps; ``notice`` the lines a user should see however
+    stderr is connected (a cold GGUF cache: what is done and about how long; waiting for
+    another process's conversion); ``warn`` a warning about the chosen dtype.
+    """
+    shape = model_shape(model, revision)  # a bad path, or offline and not cached: fails before torch
+    spec, kind = shape.spec, shape.kind
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    hub.quiet_transformers()
+    dev = pick_device(device) if device_map is None else "cpu"
+    import torch
+
+    # Under a device_map the weights land on GPUs when there are any (bf16), else on the CPU (fp32).
+    sharded_on = "cuda" if torch.cuda.is_available() else "cpu"
+    torch_dtype = pick_dtype(dtype, dev if device_map is None else sharded_on, warn)
+    dtype_name = str(torch_dtype).removeprefix("torch.")
+    t0 = time.perf_counter()
+    path = spec
+    if kind == "gguf":
+        path = str(converted(Path(spec), dtype_name, progress, notice))
+    progress(Said.of("loading", model=spec))
+    options: dict[str, Any] = {"revision": revision, "local_files_only": hub.hub_local_only()} if kind == "hub" else {}
+    try:
+        config = AutoConfig.from_pretrained(path, **options)
+        check_config(config, spec)
+        tokenizer = check_vocab(AutoTokenizer.from_pretrained(path, **options), spec)
+        kwargs: dict[str, Any] = {"dtype": torch_dtype, "attn_implementation": "sdpa", **options}
+        if device_map is not None:
+            kwargs["device_map"] = device_map
+        net = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except AttnscopeError:
+        raise
+    except OSError as exc:
+        if kind == "hub":
+            raise hub.hub_error(spec, exc) from exc
+        raise AttnscopeError(f"{spec}: cannot load the model ({exc}){_damaged(kind, path)}", ExitCode.MODEL) from exc
+    except Exception as exc:  # ValueError, safetensors' SafetensorError on a truncated file, ...
+        detail = f"{type(exc).__name__}: {exc}"
+        if "ignore_mismatched_sizes" in detail:  # transformers points at a report it logged, which is silenced
+            detail = "its weights do not have the shapes its config.json describes"
+        raise AttnscopeError(f"{spec}: cannot load the model ({detail}){_damaged(kind, path)}", ExitCode.MODEL) from exc
+    if device_map is None:
+        net = net.to(dev)
+    net.eval()
+    cfg = net.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    info = ModelInfo(
+        id=spec,
+        num_hidden_layers=int(cfg.num_hidden_layers),
+        num_attention_heads=int(cfg.num_attention_heads),
+        num_key_value_heads=int(getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads),
+        dtype=dtype_name,
+        device=str(next(net.parameters()).device) if device_map is None else f"device_map={device_map}",
+        model_type=str(cfg.model_type),
+        head_dim=int(head_dim),
+    )
+    progress(Said.of("loaded", seconds=f"{time.perf_counter() - t0:.1f}", device=info.device, dtype=dtype_name))
+    return Loaded(model=net, tokenizer=tokenizer, info=info, source=kind, path=path)

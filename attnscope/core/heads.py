@@ -34,7 +34,7 @@ def head_rows_measured(
     loaded: Loaded, enc: Encoded, span: list[int], measure: str
 ) -> tuple[torch.Tensor, torch.Tensor | None, float | None]:
     """(rows, shown, completeness): rows (L, H, P, K) weights; with measure norm, shown is each key's
-    share of ||alpha_ij f_h(x_j)|| (``core.norm``) and completeness the check's max |difference|."""
+    share of ||alpha_ij f_h(x_j)|| (``capture.norm``) and completeness the check's max |difference|."""
     ids = torch.tensor([enc.ids])  # (1, T)
     mask = torch.ones_like(ids)
     positions = torch.tensor([span])  # (1, P)

@@ -4,7 +4,7 @@ Only that head's rows are computed (``engine.Request(heads=...)``), so memory is
 O(P x T) for that head alone, where P is the number of query rows (all T, or the
 ``--window``); layers after the requested one never run. Before running, the memory
 this needs (fp32 rows, their Python floats and JSON text) goes through the shared
-guard (``core.memory``), which refuses with the estimate when it does not fit. The grid that is drawn (``MatrixView``) is the same
+guard (``capture.memory``), which refuses with the estimate when it does not fit. The grid that is drawn (``MatrixView``) is the same
 matrix grouped by word, or condensed into blocks when it is too wide to draw: a cell is
 the mean over the row group's query tokens of the sum over the column group's key
 tokens, so each row still sums to 1. This module does not load models and does not print.

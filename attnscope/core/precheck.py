@@ -2,7 +2,7 @@
 
 A typo in ``--layer``, ``--head``, ``--query`` or the prompt should be answered in well
 under a second, not after a model load. These checks take the counts read from the
-config (``loading.model_shape``) and the raw prompt text, and raise the same errors the
+config (``attnscope.model.model_shape``) and the raw prompt text, and raise the same errors the
 core raises later, with the same words. What they cannot decide without the tokenizer
 (a ``--query`` that might sit in a chat template's text) is left to the caller.
 This module is pure Python: no torch, no tokenizer, no disk.

@@ -47,7 +47,7 @@ def query_rows_norm(
     """One sequence: (rows, value norms, completeness max diff) for the selected layers.
 
     rows: (len(layers), head, query + 1) fp32 weights; norms: (len(layers), head, query + 1)
-    ||f_h(x_j)|| (``core.norm``); the completeness check's max |difference| over the layers.
+    ||f_h(x_j)|| (``capture.norm``); the completeness check's max |difference| over the layers.
     """
     ids = torch.tensor([enc.ids])  # (1, T)
     request = engine.Request(positions=torch.tensor([[query]]), layers=frozenset(layers), norms=frozenset(layers))

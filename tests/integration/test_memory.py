@@ -1,4 +1,4 @@
-"""The memory guard (core/memory.py): sizes, budgets, the refusal, and engine.run's estimate."""
+"""The memory guard (capture/memory.py): sizes, budgets, the refusal, and engine.run's estimate."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import torch
 
-from attnscope.errors import ExitCode
+from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED, WORDS, one_error, tiny
 
@@ -279,6 +279,24 @@ def test_cuda_without_a_gpu(cli: Any, model_dir: Path) -> None:
 )
 def test_unknown_device_or_dtype(cli: Any, model_dir: Path, option: str, value: str, fragment: str) -> None:
     one_error(cli("weights", SEED, option, value, "--model", str(model_dir)), ExitCode.USAGE, fragment)
+
+
+def test_model_errors_name_arguments_in_python_and_flags_on_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python caller reads the argument's name, the CLI the flag: the same error, two wordings."""
+    from attnscope.model import hub, pick_device, pick_dtype
+
+    with pytest.raises(AttnscopeError) as err:
+        pick_device("tpu")
+    assert err.value.message == "unknown device 'tpu'; use one of auto, cpu, cuda, mps"
+    assert err.value.cli_message() == "unknown --device 'tpu'; use one of auto, cpu, cuda, mps"
+    with pytest.raises(AttnscopeError) as err:
+        pick_dtype("int8", "cpu")
+    assert err.value.message == "unknown dtype 'int8'; use one of auto, float32, bfloat16, float16"
+    assert err.value.cli_message() == "unknown --dtype 'int8'; use one of auto, float32, bfloat16, float16"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    offline = hub.offline_error("org/name")
+    assert "--" not in offline.message and "ATTNSCOPE_MODEL" in offline.message
+    assert "--model PATH" in offline.cli_message()
 
 
 def test_float16_on_cpu_warns_and_keeps_rows_fp32(cli: Any, model_dir: Path) -> None:

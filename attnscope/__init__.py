@@ -3,12 +3,17 @@
 The Python API loads a model once and inspects many prompts::
 
     import attnscope
+    from attnscope import Selection, Text
+
     model = attnscope.load("model.gguf")
     result = attnscope.weights(model, "민수는 사과를 샀다. 그는 그것을 먹었다.", query="그것을")
+    result = attnscope.weights(model, "...", query=Text("그", occurrence=2), selection=Selection(layers=[0, -1]))
     result.to_json()
 
-Heavy modules (torch, transformers) load only when one of these names is first used,
-so ``import attnscope`` and ``attnscope --help`` stay fast.
+Every analysis the CLI runs is a function here, with typed arguments (``Selection``,
+``Text``, ``ChatSpec``; a query is a text, a position or None for the last token);
+docs/python-api.md shows each. Heavy modules (torch, transformers) load only when one
+of these names is first used, so ``import attnscope`` and ``attnscope --help`` stay fast.
 """
 
 from __future__ import annotations
@@ -19,11 +24,38 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
+    # loading and reading results back
     "load": ("attnscope.capture.engine", "load"),
-    "weights": ("attnscope.core.weights", "weights"),
     "from_json": ("attnscope.results", "from_json"),
     "AttnscopeError": ("attnscope.errors", "AttnscopeError"),
+    # the analyses
+    "weights": ("attnscope.core.weights", "weights"),
+    "read_entries": ("attnscope.core.batch", "read_entries"),
+    "run_batch": ("attnscope.core.batch", "run_batch"),
+    "heads": ("attnscope.core.heads", "heads"),
+    "matrix": ("attnscope.core.matrix", "matrix"),
+    "mask": ("attnscope.core.mask", "mask"),
+    "mask_illustration": ("attnscope.core.maskgrid", "illustration"),
+    "tokens": ("attnscope.core.tokenlist", "tokens"),
+    "info": ("attnscope.core.info", "info"),
+    "trace": ("attnscope.core.trace", "trace"),
+    "explain": ("attnscope.core.explain", "explain"),
+    "rope": ("attnscope.core.rope", "rope"),
+    "reuse": ("attnscope.core.reuse", "reuse"),
+    "roles": ("attnscope.core.roles", "roles"),
+    "generate": ("attnscope.core.generate", "generate"),
+    "explore": ("attnscope.core.explore", "explore"),
+    # their typed arguments
+    "Selection": ("attnscope.core.spec", "Selection"),
+    "IndexRange": ("attnscope.core.spec", "IndexRange"),
+    "Text": ("attnscope.core.spec", "Text"),
+    "QuerySpec": ("attnscope.core.spec", "QuerySpec"),
+    "ChatSpec": ("attnscope.core.spec", "ChatSpec"),
+    "Message": ("attnscope.results.segments", "Message"),
+    "WeightsView": ("attnscope.results.weights", "WeightsView"),
 }
+
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
@@ -31,3 +63,7 @@ def __getattr__(name: str) -> Any:
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'attnscope' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

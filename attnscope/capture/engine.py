@@ -346,14 +346,14 @@ def _guard_memory(
     what = f"attention rows for {len(request.layers)} layer(s) x {heads} heads x {queries} queries x {keys} keys"
     if batch > 1:
         what += f" x {batch} sequences"
-    suggestion = "try a shorter prompt, or fewer layers with --layer where the command has it"
+    said = "try a shorter prompt, or fewer layers"
+    cli = "try a shorter prompt, or fewer layers with --layer where the command has it"
     if device.startswith("cpu"):
-        memory.guard(kept + transient, what, suggestion)
+        memory.guard(kept + transient, what, said, cli=cli)
     else:
-        memory.guard(kept, what, suggestion)
-        memory.guard(
-            transient, f"one layer's scores for {heads} heads x {queries} queries x {keys} keys", suggestion, device
-        )
+        memory.guard(kept, what, said, cli=cli)
+        scores = f"one layer's scores for {heads} heads x {queries} queries x {keys} keys"
+        memory.guard(transient, scores, said, device, cli=cli)
 
 
 def check_finite(rows: dict[int, torch.Tensor], heads: Sequence[int] | None = None) -> None:
@@ -367,8 +367,7 @@ def check_finite(rows: dict[int, torch.Tensor], heads: Sequence[int] | None = No
         if bad.any():
             index = int(bad.any(dim=-1).any(dim=-1).any(dim=0).nonzero()[0])
             head = index if heads is None else list(heads)[index]
+            said = f"NaN or inf in the attention weights at layer {layer}, head {head}"
             raise AttnscopeError(
-                f"NaN or inf in the attention weights at layer {layer}, head {head}; try loading in float32",
-                ExitCode.NUMERIC,
-                cli=f"NaN or inf in the attention weights at layer {layer}, head {head}; try --dtype float32",
+                f"{said}; try loading it with dtype float32", ExitCode.NUMERIC, cli=f"{said}; try --dtype float32"
             )

@@ -102,22 +102,20 @@ def budget(device: str = "cpu") -> int | None:
     return room
 
 
-def guard(bytes_needed: int, what: str, suggestion: str, device: str = "cpu") -> None:
+def guard(bytes_needed: int, what: str, suggestion: str, device: str = "cpu", cli: str | None = None) -> None:
     """Raise AttnscopeError(RESOURCE) if ``bytes_needed`` does not fit in :func:`budget`.
 
     ``what`` names the allocation ("attention rows for 24 layers x 14 heads x 5000 x
-    5000 tokens"), ``suggestion`` says what to change ("select fewer layers with
-    --layer"). Does nothing when the free memory cannot be known.
+    5000 tokens"), ``suggestion`` says what to change ("select fewer layers"), and ``cli``
+    says it in the CLI's words where they differ ("... with --layer"). Does nothing when
+    the free memory cannot be known.
     """
     room = budget(device)
     if room is None or bytes_needed <= room:
         return
     where = "" if device.startswith("cpu") else f" on {device}"
-    raise AttnscopeError(
-        f"{what} would need about {fmt_bytes(bytes_needed)}, but only {fmt_bytes(room)} can be used{where}; "
-        f"{suggestion}",
-        ExitCode.RESOURCE,
-    )
+    said = f"{what} would need about {fmt_bytes(bytes_needed)}, but only {fmt_bytes(room)} can be used{where}"
+    raise AttnscopeError(f"{said}; {suggestion}", ExitCode.RESOURCE, cli=f"{said}; {cli}" if cli else None)
 
 
 def rows_bytes(layers: int, batch: int, heads: int, queries: int, keys: int) -> int:

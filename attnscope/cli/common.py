@@ -14,13 +14,14 @@ import os
 import sys
 import typing
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
 from attnscope.errors import AttnscopeError, ExitCode
 
 if TYPE_CHECKING:
+    from attnscope.core.spec import Selection
     from attnscope.model.said import Said
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,11 +107,8 @@ class OptionGroup:
     A command asks for a group by giving one parameter the group's class as its annotation;
     ``@option_groups`` puts the group's own options into the signature Typer reads, and
     calls the command with one instance of the group. Each option is declared once, here.
+    The command builds the core's typed arguments from the group's fields.
     """
-
-    def kwargs(self) -> dict[str, Any]:
-        """The options by name, for a core function whose keyword arguments carry the same names."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,18 +130,17 @@ class Model(Source):
         self,
         device_map: str | None = None,
         *,
-        layer: str | None = None,
-        head: str | None = None,
+        selection: Selection | None = None,
         prompts: Sequence[str] = (),
-        find: Sequence[tuple[str, str | None, int | None]] = (),
+        find: Sequence[tuple[Literal["query", "key"], str | None, int | None]] = (),
         chat: Chat | None = None,
         messages: Sequence[Any] | None = None,
     ) -> Any:
         """The loaded model; progress on a terminal, notices and warnings as stderr lines.
 
         Before torch is imported, what needs no weights is checked (``core.precheck``): the
-        model path, ``layer``/``head`` against the config's counts, and each ``find`` entry
-        (option name, text, occurrence) against the ``prompts``' characters; a text that only
+        model path, the ``selection`` (``core.spec.Selection``) against the config's counts, and
+        each ``find`` entry (query or key, text, occurrence) against the ``prompts``' characters; a text that only
         the chat template could hold is checked after loading the tokenizer alone. With
         ``messages`` (a --messages conversation; ``prompts`` then holds at most the last user
         turn) a text is always checked in the rendered conversation, since any message may hold it.
@@ -152,14 +149,14 @@ class Model(Source):
         from attnscope.model import load_tokenizer, model_shape
 
         shape = model_shape(self.model, self.revision)
-        check_selection(layer, head, shape.num_hidden_layers, shape.num_attention_heads)
+        check_selection(selection, shape.num_hidden_layers, shape.num_attention_heads)
         with_chat = chat is not None and chat.chat
         system = chat.system if chat is not None else None
         unsettled = [
-            (opt, text, occ)
-            for opt, text, occ in find
+            (role, text, occ)
+            for role, text, occ in find
             if (messages is not None and text is not None)
-            or not check_query_text(prompts, text, occ, chat=with_chat, system=system, opt=opt, occ_opt=_occ(opt))
+            or not check_query_text(prompts, text, occ, chat=with_chat, system=system, role=role)
         ]
         if unsettled:
             from attnscope.core.tokens import encode
@@ -170,8 +167,8 @@ class Model(Source):
                 templated = [encode(tokenizer, conversation, system=system, messages=messages).text]
             else:
                 templated = [encode(tokenizer, prompt, chat=True, system=system).text for prompt in prompts]
-            for opt, text, occ in unsettled:
-                check_query_text(templated, text, occ, opt=opt, occ_opt=_occ(opt))
+            for role, text, occ in unsettled:
+                check_query_text(templated, text, occ, role=role)
         from attnscope.capture.engine import load
 
         return load(
@@ -184,11 +181,6 @@ class Model(Source):
             warn=lambda message: stderr_line(f"attnscope: {worded(message)}"),
             notice=lambda message: stderr_line(f"attnscope: {worded(message)}"),
         )
-
-
-def _occ(opt: str) -> str:
-    """The occurrence option of a text option: --occurrence for --query, --key-occurrence for --key."""
-    return "--occurrence" if opt == "--query" else f"{opt}-occurrence"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,21 +37,22 @@ def explain_cmd(
     out: Output,
 ) -> None:
     """q·k_j, ÷√d, mask, softmax and Σ w_j v_j for one query and head, compared with what the model computed."""
+    from attnscope.cli.parse import chat_spec, parse_one, query_spec
+    from attnscope.core.spec import Selection
+
     text = read_prompt(prompt)
+    layer_i, head_i = parse_one(layer, "layer"), parse_one(head, "head")
+    asked = query_spec(query.query, query.occurrence, query.pos)
+    spec = chat_spec(chat.chat, chat.system, None)
     out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load(
-        layer=layer, head=head, prompts=[text], find=[("--query", query.query, query.occurrence)], chat=chat
+        selection=Selection(layers=[layer_i], heads=[head_i]),
+        prompts=[text],
+        find=[("query", query.query, query.occurrence)],
+        chat=chat,
     )
     from attnscope.core.explain import explain
 
-    result = explain(
-        loaded,
-        text,
-        layer=layer,
-        head=head,
-        **query.kwargs(),
-        **chat.kwargs(),
-        dims=dims,
-    )
+    result = explain(loaded, text, layer=layer_i, head=head_i, query=asked, chat=spec, dims=dims)
     out.emit(result)
     fail_if_not_ok(result, "the hand computation does not match the model's weights or output")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +17,9 @@ from attnscope.cli.common import (
     stderr_line,
     warning_line,
 )
+
+if TYPE_CHECKING:
+    from attnscope.core.spec import QuerySpec
 
 
 @app.command("explore")
@@ -52,6 +55,7 @@ def explore_cmd(
 ) -> None:
     """Write one HTML page (inline script, embedded data, no network): click a token to make it the query,
     pick a head, a layer or all of them, see the chart, the layers x heads grid and the causal matrix."""
+    from attnscope.cli.parse import chat_spec
     from attnscope.core.explore import explore
     from attnscope.render import write_atomic
     from attnscope.render.explore import check_output, page
@@ -60,7 +64,9 @@ def explore_cmd(
     text = read_prompt(prompt)
     check_output(output)  # before the model loads: a bad path costs nothing
     page_lang = check_lang(lang, "--lang") if lang else default_lang()
-    data = explore(model.load(), text, queries=query or [], positions=pos or [], key=key, **chat.kwargs())
+    spec = chat_spec(chat.chat, chat.system, None)
+    asked: list[QuerySpec] = [*(query or []), *(pos or [])]  # the texts, then the positions
+    data = explore(model.load(), text, queries=asked, key=key, chat=spec)
     for warning in data.warnings:
         stderr_line(f"attnscope: {warning_line(warning, page_lang)}")
     html = page(data, page_lang)

@@ -56,55 +56,45 @@ def generate_cmd(
 ) -> None:
     """Generate an answer with the KV cache; show where each new token looked (captured in the same step)."""
     # Everything that needs no weights is checked before torch is imported.
-    from attnscope.core.precheck import check_settings, parse_steps
+    from attnscope.cli.parse import chat_spec, parse_indices, parse_steps
+    from attnscope.core.precheck import check_settings
+    from attnscope.core.spec import Selection
     from attnscope.errors import AttnscopeError
     from attnscope.render.i18n import t
 
-    def flags(exc: AttnscopeError) -> AttnscopeError:
-        words = exc.message.replace("max_new_tokens must", "--max-new-tokens must")
-        words = words.replace("temperature must", "--temperature must").replace("a seed needs", "--seed needs")
-        words = words.replace("steps '", "--steps '")
-        return AttnscopeError(words, exc.code)
-
-    try:
-        check_settings(max_new_tokens, temperature, seed)
-        detail = parse_steps(steps)
-    except AttnscopeError as exc:
-        raise flags(exc) from None
+    check_settings(max_new_tokens, temperature, seed)
+    detail = parse_steps(steps)
+    selection = Selection(layers=parse_indices(layer, "layer"), heads=parse_indices(head, "head"))
     chosen = read_messages(messages)
     text = read_prompt(prompt) if prompt is not None else None
     if text is None and chosen is None:
         raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
+    spec = chat_spec(chat.chat, chat.system, chosen)
     done: list[int] = []
     try:
-        loaded = model.load(layer=layer, head=head)  # the model path and --layer/--head, from the config
+        loaded = model.load(selection=selection)  # the model path and the selection, from the config
     except KeyboardInterrupt:
         stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_before')}")
         raise typer.Exit(INTERRUPTED) from None
     from attnscope.core.generate import Interrupted, generate
-    from attnscope.core.tokens import encode
 
     try:
-        enc = encode(loaded.tokenizer, text, chat=chat.chat, system=chat.system, messages=chosen)
 
         def on_token(ids: list[int]) -> None:
             done[:] = ids
             progress(t(stderr_lang(), "progress.generating", n=len(ids), total=max_new_tokens))
 
-        try:
-            result = generate(
-                loaded,
-                enc,
-                max_new_tokens=max_new_tokens,
-                temperature=temperature,
-                seed=seed,
-                layer=layer,
-                head=head,
-                steps=detail,
-                on_token=on_token,
-            )
-        except AttnscopeError as exc:
-            raise flags(exc) from None
+        result = generate(
+            loaded,
+            text,
+            chat=spec,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            seed=seed,
+            selection=selection,
+            steps=detail,
+            on_token=on_token,
+        )
     except Interrupted as exc:
         answer = loaded.tokenizer.decode(exc.ids)
         stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_after', n=len(exc.ids))}")

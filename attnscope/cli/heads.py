@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, get_args
+from typing import Annotated, Literal, get_args
 
 import typer
 
@@ -44,7 +44,8 @@ def heads_cmd(
     measure: MeasureOpt = "weight",
 ) -> None:
     """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
-    from attnscope.core.select import one_of
+    from attnscope.cli.parse import chat_spec
+    from attnscope.core.spec import Text, one_of
     from attnscope.errors import AttnscopeError
     from attnscope.results.heads import QueryAgg
     from attnscope.results.weights import Measure
@@ -54,21 +55,23 @@ def heads_cmd(
     how = one_of(measure, get_args(Measure), "measure")
     if top < 1:
         raise AttnscopeError(f"--top {top}: give 1 or more")
-    find = [("--query", query, occurrence), ("--key", key, key_occurrence)]
+    spec = chat_spec(chat.chat, chat.system, None)
+    find: list[tuple[Literal["query", "key"], str | None, int | None]] = [
+        ("query", query, occurrence),
+        ("key", key, key_occurrence),
+    ]
     loaded = model.load(prompts=[text], find=find, chat=chat)
     from attnscope.core.heads import heads
 
     result = heads(
         loaded,
         text,
-        query=query,
-        key=key,
+        query=Text(query, occurrence),
+        key=Text(key, key_occurrence),
         query_agg=agg,
         top=top,
         no_sink=no_sink,
-        occurrence=occurrence,
-        key_occurrence=key_occurrence,
-        **chat.kwargs(),
+        chat=spec,
         measure=how,
     )
     out.emit(result)

@@ -44,12 +44,13 @@ def mask_cmd(
     """Causal and padding masks: the note's grids, or a padded batch checked against the model's own mask."""
     if not prompts:
         _illustration_only(model, padding_side, chat)
-        from attnscope.core.maskgrid import illustration
+        from attnscope.core.maskgrid import SIDES, illustration
+        from attnscope.core.spec import one_of
 
         result = illustration(
             size=4 if size is None else size,
             pad=1 if pad is None else pad,
-            side="left" if side is None else side,
+            side="left" if side is None else one_of(side, SIDES, "side"),
             max_size=max_size,
         )
         out.emit(result)
@@ -60,18 +61,21 @@ def mask_cmd(
             f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for the illustration, which takes no prompts; "
             "with prompts, use --padding-side to choose where the pads go"
         )
-    if padding_side is not None and padding_side not in ("left", "right"):
-        raise AttnscopeError(f"--padding-side {padding_side!r}: use left or right")
+    from attnscope.cli.parse import chat_spec
+    from attnscope.core.maskgrid import SIDES, check_max_size
+    from attnscope.core.spec import one_of
+
+    side_ = None if padding_side is None else one_of(padding_side, SIDES, "padding_side")
     if sum(p == "-" for p in prompts) > 1:
         raise AttnscopeError("only one prompt can be - (stdin)")
-    from attnscope.core.maskgrid import check_max_size
+    spec = chat_spec(chat.chat, chat.system, None)
 
     check_max_size(max_size)
     texts = [read_prompt(p) for p in prompts]
     loaded = model.load()
     from attnscope.core.mask import mask
 
-    result = mask(loaded, texts, padding_side=padding_side, **chat.kwargs(), max_size=max_size)
+    result = mask(loaded, texts, padding_side=side_, chat=spec, max_size=max_size)
     out.emit(result)
     if not (result.agrees_with_model and result.agrees_with_eager):
         stderr_line("attnscope: the grid disagrees with the mask the model applied (see the checks above)")

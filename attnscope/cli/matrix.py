@@ -40,15 +40,19 @@ def matrix_cmd(
     out: Output,
 ) -> None:
     """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
-    from attnscope.core.select import one_of
+    from attnscope.cli.parse import chat_spec, parse_one, parse_window
+    from attnscope.core.spec import Selection, one_of
     from attnscope.results.matrix import By
     from attnscope.results.weights import Measure
 
     text = read_prompt(prompt)
     by_ = one_of(by, get_args(By), "by")
     how = one_of(measure, get_args(Measure), "measure")
-    loaded = model.load(layer=layer, head=head)
+    layer_i, head_i = parse_one(layer, "layer"), parse_one(head, "head")
+    span = parse_window(window)
+    spec = chat_spec(chat.chat, chat.system, None)
+    loaded = model.load(selection=Selection(layers=[layer_i], heads=[head_i]))
     from attnscope.core.matrix import matrix
 
-    result = matrix(loaded, text, layer=layer, head=head, by=by_, measure=how, window=window, **chat.kwargs())
+    result = matrix(loaded, text, layer=layer_i, head=head_i, by=by_, measure=how, window=span, chat=spec)
     out.emit(result)

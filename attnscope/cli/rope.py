@@ -20,15 +20,6 @@ from attnscope.cli.common import (
 from attnscope.cli.trace import fail_if_not_ok
 
 
-def _deltas(spec: str) -> list[int]:
-    from attnscope.errors import AttnscopeError
-
-    try:
-        return [int(x) for x in spec.split(",") if x.strip()]
-    except ValueError:
-        raise AttnscopeError(f"--deltas {spec!r}: give comma-separated integers, e.g. 1,10,100,1000") from None
-
-
 @app.command("rope")
 @handle_errors
 @option_groups
@@ -51,12 +42,16 @@ def rope_cmd(
     out: Output,
 ) -> None:
     """rope_theta, each pair's speed and wavelength, and score(m, n) = score(m+Δ, n+Δ) on the model's q and k."""
+    from attnscope.cli.parse import parse_ints, parse_one
+    from attnscope.core.spec import Selection
+
     text = read_prompt(prompt) if prompt is not None else None
-    shifts = None if deltas is None else _deltas(deltas)
+    layer_i, head_i = parse_one(layer, "layer"), parse_one(head, "head")
+    shifts = None if deltas is None else parse_ints(deltas, "--deltas", "1,10,100,1000")
     out.ctx()  # a bad --lang fails before the model loads
-    loaded = model.load(layer=layer, head=head)
+    loaded = model.load(selection=Selection(layers=[layer_i], heads=[head_i]))
     from attnscope.core.rope import rope
 
-    result = rope(loaded, pos=10 if pos is None else pos, layer=layer, head=head, prompt=text, deltas=shifts)
+    result = rope(loaded, pos=10 if pos is None else pos, layer=layer_i, head=head_i, prompt=text, deltas=shifts)
     out.emit(result)
     fail_if_not_ok(result, "scores changed with the shift, or k/v are not what RoPE predicts")

@@ -35,26 +35,15 @@ def tokens_cmd(
 ) -> None:
     """List the tokens the model reads, readable (Korean stays Korean), with offsets and words;
     with --chat, the template's text with every token's segment, and what the template added."""
-    from attnscope.core.segments import prompt_segments, segmented
-    from attnscope.core.tokens import encode
+    from attnscope.cli.parse import chat_spec
     from attnscope.errors import AttnscopeError
-    from attnscope.model import load_tokenizer, resolve
-    from attnscope.results.tokens import TokensResult
 
     if prompt is None and messages is None:
         raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
     chosen = read_messages(messages)
     text = read_prompt(prompt) if prompt is not None else None
-    tokenizer = load_tokenizer(source.model, source.revision, progress)
-    enc = encode(tokenizer, text, **chat.kwargs(), messages=chosen)
-    segments = prompt_segments(enc.segments, len(enc.tokens))
-    result = TokensResult(
-        model=resolve(source.model)[0],
-        text=enc.text,
-        chat=enc.chat,
-        tokens=segmented(enc.tokens, segments),
-        words=enc.words,
-        segments=segments,
-        template=enc.template,
-    )
+    spec = chat_spec(chat.chat, chat.system, chosen)
+    from attnscope.core.tokenlist import tokens
+
+    result = tokens(source.model, text, revision=source.revision, chat=spec, progress=progress)
     out.emit(result)

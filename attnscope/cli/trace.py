@@ -57,8 +57,11 @@ def trace_cmd(
 
     if prompt is None and messages is None:
         raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
+    from attnscope.cli.parse import chat_spec
+
     chosen = read_messages(messages)
     text = read_prompt(prompt) if prompt is not None else None
+    spec = chat_spec(chat.chat, chat.system, chosen)
     out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load()
     from attnscope.core.trace import trace
@@ -70,8 +73,7 @@ def trace_cmd(
         dims=dims,
         top=top,
         compare_pos=compare_pos,
-        **chat.kwargs(),
-        messages=chosen,
+        chat=spec,
     )
     out.emit(result)
     fail_if_not_ok(result.check, "the last row's logit lens does not match the model's next-token logits")

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from typing import IO, Annotated, Any, get_args
+from typing import IO, TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 
@@ -36,6 +36,10 @@ from attnscope.cli.common import (
     warning_line,
     write_json,
 )
+
+if TYPE_CHECKING:
+    from attnscope.core.spec import ChatSpec, QuerySpec, Selection
+    from attnscope.results.weights import WeightsView
 
 
 @app.command("weights")
@@ -94,7 +98,8 @@ def weights_cmd(
     out: Output,
 ) -> None:
     """Per layer and head, how much the query token mixes in from itself and each earlier token."""
-    from attnscope.core.select import one_of
+    from attnscope.cli.parse import chat_spec, parse_indices, query_spec
+    from attnscope.core.spec import Selection, one_of
     from attnscope.results.weights import Agg, By, Measure, WeightsView
 
     if device_map is not None and model.device != "auto":
@@ -106,13 +111,15 @@ def weights_cmd(
         per_head=per_head,
         all_keys=all_keys,
     )
-    measure = one_of(measure, get_args(Measure), "measure")
+    how = one_of(measure, get_args(Measure), "measure")
+    selection = Selection(layers=parse_indices(layer, "layer"), heads=parse_indices(head, "head"))
+    asked = query_spec(query.query, query.occurrence, query.pos)
     if view.by == "segment" and not (chat.chat or messages is not None):
         raise _bad("--by segment needs --chat or --messages: segments are the parts of a chat template")
     if input_file is not None:
         if messages is not None:
             raise _bad("give --messages FILE or --input FILE, not both")
-        if measure != "weight":
+        if how != "weight":
             raise _bad("--measure norm works on one prompt; it cannot be used with --input")
         if prompt is not None:
             raise _bad("give a PROMPT or --input FILE, not both")
@@ -124,11 +131,10 @@ def weights_cmd(
             batch_size,
             keep_going,
             out,
-            lambda: model.load(device_map, layer=layer, head=head),
-            **query.kwargs(),
-            layer=layer,
-            head=head,
-            **chat.kwargs(),
+            lambda: model.load(device_map, selection=selection),
+            query=asked,
+            selection=selection,
+            chat=chat_spec(chat.chat, chat.system, None),
             view=view,
         )
         return
@@ -140,10 +146,9 @@ def weights_cmd(
     text = read_prompt(prompt) if prompt is not None else None
     loaded = model.load(
         device_map,
-        layer=layer,
-        head=head,
+        selection=selection,
         prompts=[] if text is None else [text],
-        find=[("--query", query.query, query.occurrence)],
+        find=[("query", query.query, query.occurrence)],
         chat=chat,
         messages=chosen,
     )
@@ -152,13 +157,11 @@ def weights_cmd(
     result = weights(
         loaded,
         text,
-        **query.kwargs(),
-        layer=layer,
-        head=head,
-        **chat.kwargs(),
-        messages=chosen,
+        query=asked,
+        selection=selection,
+        chat=chat_spec(chat.chat, chat.system, chosen),
         view=view,
-        measure=measure,
+        measure=how,
     )
     out.emit(result)
 
@@ -187,7 +190,11 @@ def _batch(
     keep_going: bool,
     out: Output,
     load_model: Any,
-    **options: Any,
+    *,
+    query: QuerySpec,
+    selection: Selection,
+    chat: ChatSpec | None,
+    view: WeightsView,
 ) -> None:
     """Run every line of ``path``; print each outcome as it comes; stop or go on at a bad line."""
     from attnscope import render
@@ -210,7 +217,15 @@ def _batch(
         show_bar = sys.stderr.isatty() and not sys.stdout.isatty()
         bar = render.ProgressBar(total, "attnscope weights", enabled=show_bar)
         try:
-            outcomes: Iterator[Any] = run_batch(loaded, read_entries(fh, fmt, path), batch_size=batch_size, **options)
+            outcomes: Iterator[Any] = run_batch(
+                loaded,
+                read_entries(fh, fmt, path),
+                batch_size=batch_size,
+                query=query,
+                selection=selection,
+                chat=chat,
+                view=view,
+            )
             for outcome in outcomes:
                 bar.advance()
                 if outcome.error is not None:

@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from attnscope.core.select import parse_indices
-from attnscope.core.tokens import Encoded, check_length, encode, pick_query
+from attnscope.core.spec import ChatSpec, QuerySpec, Selection, Text
+from attnscope.core.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.core.weights import query_rows, weights_result
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
@@ -143,21 +143,17 @@ def run_batch(
     entries: Iterable[Item | BadLine],
     *,
     batch_size: int = 1,
-    query: str | None = None,
-    pos: int | None = None,
-    occurrence: int | None = None,
-    layer: str | None = None,
-    head: str | None = None,
-    chat: bool = False,
-    system: str | None = None,
+    query: QuerySpec = None,
+    selection: Selection | None = None,
+    chat: ChatSpec | None = None,
     view: WeightsView | None = None,
     side: str = "left",
 ) -> Iterator[Outcome]:
     """One :class:`Outcome` per entry, in order, running up to ``batch_size`` prompts per forward.
 
-    ``query``/``pos``/``occurrence`` are defaults for items that give neither ``query``
-    nor ``pos``. Errors in the options themselves (``layer``, ``head``, ``view``) raise
-    before anything runs; an error in one line becomes that line's outcome.
+    ``query`` is the default for items that give neither ``query`` nor ``pos``. Errors in the
+    arguments themselves (``selection``, ``view``) raise before anything runs; an error in one
+    line becomes that line's outcome.
     """
     if batch_size < 1:
         raise AttnscopeError(f"batch_size {batch_size}: must be at least 1", option="batch_size")
@@ -165,8 +161,9 @@ def run_batch(
         raise AttnscopeError(f"padding side {side!r}: use left or right")
     view = view or WeightsView()
     info = loaded.info
-    layers = parse_indices(layer, info.num_hidden_layers, "layer")
-    heads = parse_indices(head, info.num_attention_heads, "head")
+    selection = selection or Selection()
+    layers = selection.layer_indices(info.num_hidden_layers)
+    heads = selection.head_indices(info.num_attention_heads)
     max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
     pending: list[_Ready] = []
 
@@ -199,7 +196,7 @@ def run_batch(
             yield Outcome(entry.line, error=entry.error)
             continue
         try:
-            ready = _prepare(entry, loaded, max_positions, query, pos, occurrence, chat, system)
+            ready = _prepare(entry, loaded, max_positions, query, chat)
         except AttnscopeError as exc:
             yield from flush()
             yield Outcome(entry.line, error=line_error(entry.line, exc))
@@ -214,18 +211,19 @@ def _prepare(
     item: Item,
     loaded: Loaded,
     max_positions: int | None,
-    query: str | None,
-    pos: int | None,
-    occurrence: int | None,
-    chat: bool,
-    system: str | None,
+    query: QuerySpec,
+    chat: ChatSpec | None,
 ) -> _Ready:
-    if item.query is not None or item.pos is not None:
-        query, pos, occurrence = item.query, item.pos, item.occurrence
-    elif item.occurrence is not None:
+    if item.query is not None and item.pos is not None:
+        raise AttnscopeError("give 'query' or 'pos', not both")
+    if item.query is not None:
+        query = Text(item.query, item.occurrence)
+    elif item.pos is not None:
+        query = item.pos
+    if item.occurrence is not None and item.query is None:
         raise AttnscopeError("'occurrence' needs 'query'", ExitCode.INPUT_FILE)
-    enc = encode(loaded.tokenizer, item.prompt, chat=chat, system=system)
+    enc = encode_prompt(loaded.tokenizer, item.prompt, chat)
     check_length(len(enc.ids), max_positions)
     warnings: list[ResultWarning] = []
-    q = pick_query(enc, query, pos, occurrence, warnings)
+    q = pick_query(enc, query, warnings)
     return _Ready(item=item, enc=enc, query=q, warnings=warnings)

@@ -1,6 +1,6 @@
 """Helpers several core modules share: the tolerance two computations are held to, and padding a batch.
 
-The rule for reading a mask lives in ``capture.masking``, index parsing in ``core.select``.
+The rule for reading a mask lives in ``capture.masking``, the typed arguments and their index checks in ``core.spec``.
 This module does not load models and does not print.
 """
 

@@ -28,8 +28,8 @@ import torch
 from attnscope.capture import masking
 from attnscope.core.common import tolerance
 from attnscope.core.rope import attention_module, cos_sin, project, rotate
-from attnscope.core.select import one_index
-from attnscope.core.tokens import check_length, encode, pick_query
+from attnscope.core.spec import ChatSpec, QuerySpec, one
+from attnscope.core.tokens import check_length, encode_prompt, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
@@ -61,25 +61,23 @@ def explain(
     loaded: Loaded,
     prompt: str,
     *,
-    layer: str | int,
-    head: str | int,
-    query: str | None = None,
-    pos: int | None = None,
-    occurrence: int | None = None,
-    chat: bool = False,
-    system: str | None = None,
+    layer: int,
+    head: int,
+    query: QuerySpec = None,
+    chat: ChatSpec | None = None,
     dims: int = 4,
 ) -> ExplainResult:
-    """Everything ``attnscope explain`` does for one prompt, layer and head."""
+    """One head's scaled dot-product attention for one query, step by step, checked against the model
+    (``dims``: how many dims of q, k_j and out to keep)."""
     if dims < 1:
         raise AttnscopeError("dims must be at least 1", option="dims")
     info = loaded.info
-    li = one_index(layer, info.num_hidden_layers, "layer")
-    hi = one_index(head, info.num_attention_heads, "head")
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    li = one(layer, info.num_hidden_layers, "layer")
+    hi = one(head, info.num_attention_heads, "head")
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
-    q_sel = pick_query(enc, query, pos, occurrence, warnings)
+    q_sel = pick_query(enc, query, warnings)
     i = q_sel.index
     proj = project(loaded.model, enc.ids, li, [i])
     n_heads, n_kv = proj.q.shape[0], proj.k.shape[0]

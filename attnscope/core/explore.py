@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.tokens import Encoded, check_length, encode, find_span, query_at
+from attnscope.core.spec import ChatSpec, QuerySpec, Text
+from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
@@ -42,45 +43,46 @@ def quantise(rows: torch.Tensor, levels: int = LEVELS) -> torch.Tensor:
     return out.clamp(0, levels).to(torch.uint8)
 
 
-def pick_positions(
-    enc: Encoded, queries: Sequence[str], positions: Sequence[int], warnings: list[ResultWarning]
-) -> list[int]:
-    """The query positions asked for: the last token of each --query text, then each --pos."""
-    out = [find_span(enc, text, None, warnings, "query")[-1] for text in queries]
-    return out + [query_at(enc, pos).index for pos in positions]
+def pick_positions(enc: Encoded, queries: Sequence[QuerySpec], warnings: list[ResultWarning]) -> list[int]:
+    """The query positions asked for, in order (None stands for the last token)."""
+    return [pick_query(enc, query, warnings).index for query in queries]
 
 
 def explore(
     loaded: Loaded,
     prompt: str,
     *,
-    queries: Sequence[str] = (),
-    positions: Sequence[int] = (),
-    key: str | None = None,
-    chat: bool = False,
-    system: str | None = None,
+    queries: Sequence[QuerySpec] = (),
+    key: str | Text | None = None,
+    chat: ChatSpec | None = None,
     limit: int | None = None,
 ) -> ExploreData:
-    """Everything ``attnscope explore`` computes for one prompt (``limit``: default LIMIT)."""
+    """The data of one explorer page: every query row of every layer and head (for a prompt of up to
+    ``limit`` tokens, default LIMIT; beyond that only the ``queries``' rows). The first of
+    ``queries`` opens the page (default: the last token); ``key`` is the text the layers x heads
+    grid shows first. ``render.explore.page`` turns it into the HTML."""
     limit = LIMIT if limit is None else limit
     info = loaded.info
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
     n = len(enc.ids)
     check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
-    asked = pick_positions(enc, queries, positions, warnings)
+    asked = pick_positions(enc, queries, warnings)
     full = n <= limit
     if not full and not asked:
         raise AttnscopeError(
             f"the prompt has {n} tokens; explore stores every row only up to {limit} tokens: "
-            "give --query TEXT or --pos N (several allowed) to store only those rows"
+            "give queries (texts or positions) to store only those rows",
+            cli=f"the prompt has {n} tokens; explore stores every row only up to {limit} tokens: "
+            "give --query TEXT or --pos N (several allowed) to store only those rows",
         )
     stored = list(range(n)) if full else sorted(set(asked))
     query = asked[0] if asked else n - 1
-    key_span = find_span(enc, key, None, warnings, "key") if key is not None else []
-    if key_span and key_span[-1] > query:
+    key_text = None if key is None else as_text(key)
+    key_span = [] if key_text is None else find_span(enc, key_text.text, key_text.occurrence, warnings, "key")
+    if key_text is not None and key_span[-1] > query:
         raise AttnscopeError(
-            f"key {key!r} comes after the query (position {query}); the query cannot see it", option="key"
+            f"key {key_text.text!r} comes after the query (position {query}); the query cannot see it", option="key"
         )
     layers = list(range(info.num_hidden_layers))
     end = max(stored) + 1

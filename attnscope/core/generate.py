@@ -25,8 +25,8 @@ import torch
 from attnscope.capture import engine
 from attnscope.core.precheck import check_settings
 from attnscope.core.segments import prompt_segments, segmented
-from attnscope.core.select import parse_indices
-from attnscope.core.tokens import Encoded, readable
+from attnscope.core.spec import ChatSpec, Selection
+from attnscope.core.tokens import Encoded, encode_prompt, readable
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Token, Word
@@ -289,21 +289,26 @@ def build_result(
 
 def generate(
     loaded: Loaded,
-    enc: Encoded,
+    prompt: str | None,
     *,
+    chat: ChatSpec | None = None,
     max_new_tokens: int = 20,
     temperature: float | None = None,
     seed: int | None = None,
-    layer: str | None = None,
-    head: str | None = None,
-    steps: list[int] | None = None,
+    selection: Selection | None = None,
+    steps: Sequence[int] | None = None,
     on_token: Callable[[list[int]], None] | None = None,
 ) -> GenerateResult:
-    """Everything ``attnscope generate`` does for one encoded prompt."""
+    """The model's answer through its KV cache, with each new token's attention rows from the same
+    cached step. ``prompt``: the text, or with ``chat.messages`` the last user turn; greedy unless
+    ``temperature`` is given; ``steps``: answer tokens (from 0) the view details (None: the first 20);
+    ``on_token`` is called with the answer's ids after each new token."""
     check_settings(max_new_tokens, temperature, seed)
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
+    selection = selection or Selection()
     info = loaded.info
-    layers = parse_indices(layer, info.num_hidden_layers, "layer")
-    heads = parse_indices(head, info.num_attention_heads, "head")
+    layers = selection.layer_indices(info.num_hidden_layers)
+    heads = selection.head_indices(info.num_attention_heads)
     check_room(len(enc.ids), max_new_tokens, getattr(loaded.model.config, "max_position_embeddings", None))
     decoded = decode(
         loaded.model,
@@ -316,4 +321,5 @@ def generate(
         heads=heads,
         on_token=on_token,
     )
-    return build_result(loaded, enc, decoded, layers, heads, max_new_tokens, temperature, seed, steps)
+    detail = None if steps is None else list(steps)
+    return build_result(loaded, enc, decoded, layers, heads, max_new_tokens, temperature, seed, detail)

@@ -13,7 +13,8 @@ from typing import get_args
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.tokens import Encoded, check_length, encode, find_span
+from attnscope.core.spec import ChatSpec, Text, one_of
+from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span
 from attnscope.core.weights import drop_sink, norm_shares
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
@@ -64,26 +65,28 @@ def heads(
     loaded: Loaded,
     prompt: str,
     *,
-    query: str,
-    key: str,
+    query: str | Text,
+    key: str | Text,
     query_agg: QueryAgg = "last",
     top: int = 10,
     no_sink: bool = False,
-    occurrence: int | None = None,
-    key_occurrence: int | None = None,
-    chat: bool = False,
-    system: str | None = None,
+    chat: ChatSpec | None = None,
     measure: Measure = "weight",
 ) -> HeadsResult:
-    """Everything ``attnscope heads`` does for one prompt (``measure``: weight or norm)."""
+    """Every layer and head ranked by the weight the query puts on the key (summed over the key's
+    tokens). ``query`` and ``key`` are texts in the prompt; ``measure``: weight or norm."""
+    query_agg = one_of(query_agg, QUERY_AGGS, "query_agg")
+    measure = one_of(measure, get_args(Measure), "measure")
+    q_text, k_text = as_text(query), as_text(key)
+    query, key = q_text.text, k_text.text
     if top < 1:
         raise AttnscopeError(f"top {top}: give 1 or more", option="top")
     info = loaded.info
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
-    q_span = find_span(enc, query, occurrence, warnings, "query")
-    k_span = find_span(enc, key, key_occurrence, warnings, "key")
+    q_span = find_span(enc, query, q_text.occurrence, warnings, "query")
+    k_span = find_span(enc, key, k_text.occurrence, warnings, "key")
     if k_span[-1] > q_span[-1]:
         raise AttnscopeError(
             f"key {key!r} ({_describe(enc, k_span)}) ends after the query {query!r} ({_describe(enc, q_span)}); "

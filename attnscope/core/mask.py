@@ -26,8 +26,8 @@ import torch
 from attnscope.capture import engine, masking
 from attnscope.core import maskgrid
 from attnscope.core.common import pad_batch, pad_id
-from attnscope.core.select import one_of
-from attnscope.core.tokens import Encoded, check_length, encode
+from attnscope.core.spec import ChatSpec, one_of
+from attnscope.core.tokens import Encoded, check_length, encode_prompt
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
@@ -137,18 +137,19 @@ def mask(
     loaded: Loaded,
     prompts: Sequence[str],
     *,
-    padding_side: str | None = None,
-    chat: bool = False,
-    system: str | None = None,
+    padding_side: maskgrid.Side | None = None,
+    chat: ChatSpec | None = None,
     max_size: int = maskgrid.DEFAULT_MAX_SIZE,
 ) -> MaskResult:
-    """Everything ``attnscope mask PROMPT...`` does: grids, the model's masks, the checks."""
+    """The prompts padded into one batch (``padding_side``, default the tokenizer's): each sequence's
+    causal and padding grid, checked against the mask the model really applied. Grids longer than
+    ``max_size`` are condensed. ``maskgrid.illustration`` draws the note's grids without a model."""
     if not prompts:
         raise AttnscopeError("give at least one prompt")
     maskgrid.check_max_size(max_size)
     tokenizer, model = loaded.tokenizer, loaded.model
     side = one_of(padding_side or getattr(tokenizer, "padding_side", None) or "right", maskgrid.SIDES, "padding_side")
-    encs = [encode(tokenizer, p, chat=chat, system=system) for p in prompts]
+    encs = [encode_prompt(tokenizer, p, chat) for p in prompts]
     for e in encs:
         check_length(len(e.ids), getattr(model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
@@ -258,7 +259,7 @@ def mask(
         shown_positions=maskgrid.shown_positions(n, max_size),
         max_size=max_size,
         model=loaded.info,
-        chat=chat,
+        chat=chat is not None,
         mask_kinds=kinds,
         layers_checked=len(model_allowed),
         agrees_with_model=all(bool(s.agrees_with_model) for s in sequences),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from attnscope.core.select import one_of
+from attnscope.core.spec import one_of
 from attnscope.errors import AttnscopeError
 from attnscope.results.mask import MaskResult, MaskSequence
 
@@ -60,7 +60,7 @@ def check_max_size(max_size: int) -> None:
         raise AttnscopeError(f"max_size {max_size}: use 4 or more", option="max_size")
 
 
-def illustration(size: int = 4, pad: int = 1, side: str = "left", max_size: int = DEFAULT_MAX_SIZE) -> MaskResult:
+def illustration(size: int = 4, pad: int = 1, side: Side = "left", max_size: int = DEFAULT_MAX_SIZE) -> MaskResult:
     """The note's figure for a sequence of ``size`` positions with ``pad`` pads on ``side``."""
     where = one_of(side, SIDES, "side")
     if not 1 <= size <= MAX_ILLUSTRATION:

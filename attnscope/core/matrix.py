@@ -13,13 +13,13 @@ tokens, so each row still sums to 1. This module does not load models and does n
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, get_args
 
 import torch
 
 from attnscope.capture import engine, memory
-from attnscope.core.select import one_index
-from attnscope.core.tokens import Encoded, check_length, encode
+from attnscope.core.spec import ChatSpec, one, one_of
+from attnscope.core.tokens import Encoded, check_length, encode_prompt
 from attnscope.core.weights import norm_shares
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
@@ -33,21 +33,16 @@ DEVICE_BYTES_PER_CELL = 20
 HOST_BYTES_PER_CELL = 80
 
 
-def parse_window(spec: str | None, n: int) -> tuple[int, int]:
-    """``A:B`` -> (A, B), token positions A..B-1; either side may be left out (``:40``, ``100:``)."""
-    if spec is None:
+def check_window(window: tuple[int | None, int | None] | None, n: int) -> tuple[int, int]:
+    """(A, B): token positions A..B-1; None on either side means the prompt's start or end."""
+    if window is None:
         return 0, n
-    if spec.count(":") != 1:
-        raise AttnscopeError(f"window {spec!r}: write it as A:B (token positions A to B-1), e.g. 0:40", option="window")
-    lo_s, hi_s = (p.strip() for p in spec.split(":"))
-    try:
-        lo = int(lo_s) if lo_s else 0
-        hi = int(hi_s) if hi_s else n
-    except ValueError:
-        raise AttnscopeError(f"window {spec!r}: A and B must be whole numbers, e.g. 0:40", option="window") from None
+    lo = 0 if window[0] is None else window[0]
+    hi = n if window[1] is None else window[1]
     if not 0 <= lo < hi <= n:
+        shown = f"{'' if window[0] is None else lo}:{'' if window[1] is None else hi}"
         raise AttnscopeError(
-            f"window {spec!r} is out of range: the prompt has {n} tokens (0 <= A < B <= {n})", option="window"
+            f"window {shown!r} is out of range: the prompt has {n} tokens (0 <= A < B <= {n})", option="window"
         )
     return lo, hi
 
@@ -57,12 +52,14 @@ def check_memory(rows: int, cols: int, device: str = "cpu") -> None:
     (the shared guard: free memory with headroom, capped by $ATTNSCOPE_MEMORY_LIMIT)."""
     cells = rows * cols
     what = f"matrix: {rows} x {cols} = {cells:,} weights for one head (fp32 rows, Python floats, JSON)"
-    suggestion = "use --window A:B to show part of the prompt"
+    said, cli = "give a window (A, B) to show part of the prompt", "use --window A:B to show part of the prompt"
     if device.startswith("cpu"):
-        memory.guard(cells * (HOST_BYTES_PER_CELL + DEVICE_BYTES_PER_CELL), what, suggestion)
+        memory.guard(cells * (HOST_BYTES_PER_CELL + DEVICE_BYTES_PER_CELL), what, said, cli=cli)
     else:
-        memory.guard(cells * HOST_BYTES_PER_CELL, what, suggestion)
-        memory.guard(cells * DEVICE_BYTES_PER_CELL, what, suggestion + " or --device cpu", device)
+        memory.guard(cells * HOST_BYTES_PER_CELL, what, said, cli=cli)
+        memory.guard(
+            cells * DEVICE_BYTES_PER_CELL, what, said + " or load it on the cpu", device, cli=cli + " or --device cpu"
+        )
 
 
 def group_cells(
@@ -116,23 +113,27 @@ def matrix(
     loaded: Loaded,
     prompt: str,
     *,
-    layer: str,
-    head: str,
+    layer: int,
+    head: int,
     by: By = "token",
     measure: Measure = "weight",
-    window: str | None = None,
-    chat: bool = False,
-    system: str | None = None,
+    window: tuple[int | None, int | None] | None = None,
+    chat: ChatSpec | None = None,
     max_groups: int = MAX_GROUPS,
 ) -> MatrixResult:
-    """Everything ``attnscope matrix`` does for one prompt."""
+    """The whole query x key weight matrix of one layer and head (negative indices count from the end).
+
+    ``window``: (A, B), only query and key positions A..B-1 (None on a side: the prompt's start or end).
+    """
+    by = one_of(by, get_args(By), "by")
+    measure = one_of(measure, get_args(Measure), "measure")
     info = loaded.info
-    layer_i = one_index(layer, info.num_hidden_layers, "layer")
-    head_i = one_index(head, info.num_attention_heads, "head")
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system)
+    layer_i = one(layer, info.num_hidden_layers, "layer")
+    head_i = one(head, info.num_attention_heads, "head")
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
     n = len(enc.ids)
     check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
-    start, end = parse_window(window, n)
+    start, end = check_window(window, n)
     if by == "word" and (start, end) != (0, n):
         raise AttnscopeError(
             "by='word' works on the whole prompt; give no window with it",

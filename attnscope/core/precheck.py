@@ -1,29 +1,34 @@
 """Checks that need no weights: run before torch is imported and before the model loads.
 
-A typo in ``--layer``, ``--head``, ``--query`` or the prompt should be answered in well
+A typo in the layers, heads, query text or the prompt should be answered in well
 under a second, not after a model load. These checks take the counts read from the
 config (``attnscope.model.model_shape``) and the raw prompt text, and raise the same errors the
 core raises later, with the same words. What they cannot decide without the tokenizer
-(a ``--query`` that might sit in a chat template's text) is left to the caller.
+(a query that might sit in a chat template's text) is left to the caller.
 This module is pure Python: no torch, no tokenizer, no disk.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
-from attnscope.core.select import parse_indices
+from attnscope.core.spec import Selection
 from attnscope.errors import AttnscopeError
+
+_NAMES = {"query": ("query", "occurrence"), "key": ("key", "key_occurrence")}
 
 
 def check_selection(
-    layer: str | None, head: str | None, num_hidden_layers: int | None, num_attention_heads: int | None
+    selection: Selection | None, num_hidden_layers: int | None, num_attention_heads: int | None
 ) -> None:
-    """``--layer`` and ``--head`` against the config's counts (skipped where a count is unknown)."""
-    if layer is not None and num_hidden_layers:
-        parse_indices(layer, num_hidden_layers, "layer")
-    if head is not None and num_attention_heads:
-        parse_indices(head, num_attention_heads, "head")
+    """The selected layers and heads against the config's counts (skipped where a count is unknown)."""
+    if selection is None:
+        return
+    if num_hidden_layers:
+        selection.layer_indices(num_hidden_layers)
+    if num_attention_heads:
+        selection.head_indices(num_attention_heads)
 
 
 def _occurrences(text: str, needle: str) -> int:
@@ -41,22 +46,23 @@ def check_query_text(
     *,
     chat: bool = False,
     system: str | None = None,
-    opt: str = "--query",
-    occ_opt: str = "--occurrence",
+    role: Literal["query", "key"] = "query",
 ) -> bool:
     """Whether ``query`` is settled by the prompts' characters; raise when it is wrong.
 
-    Without ``--chat`` the text the model reads is the prompt itself, so a query that is not
-    in it (or an ``--occurrence`` beyond its count) is an error here, worded as the core words
+    Without a chat template the text the model reads is the prompt itself, so a query that is not
+    in it (or an ``occurrence`` beyond its count) is an error here, worded as the core words
     it; the words listed are the prompt's whitespace-separated words, as the core lists them.
-    With ``--chat`` the template adds text of its own: a query found in the prompt or the
+    With ``chat`` the template adds text of its own: a query found in the prompt or the
     system message is settled, one not found is returned as unsettled (False) for the caller
-    to check after loading the tokenizer alone.
+    to check after loading the tokenizer alone. ``role`` says whether the text is the query
+    or the key, and so what the errors call it.
     """
+    opt, occ_opt = _NAMES[role]
     if query is None:
         return True
     if not query.strip():
-        raise AttnscopeError(f"{opt} is empty")
+        raise AttnscopeError(f"{opt} is empty", option=opt)
     for prompt in prompts:
         hits = _occurrences(prompt, query)
         if chat:
@@ -67,9 +73,11 @@ def check_query_text(
         if hits == 0:
             words = prompt.split()
             shown = ", ".join(words[:30] + (["…"] if len(words) > 30 else []))
-            raise AttnscopeError(f"{opt} {query!r} is not in the prompt; its words are: {shown}")
+            raise AttnscopeError(f"{opt} {query!r} is not in the prompt; its words are: {shown}", option=opt)
         if occurrence is not None and not 1 <= occurrence <= hits:
-            raise AttnscopeError(f"{occ_opt} {occurrence} is out of range: {query!r} occurs {hits} time(s)")
+            raise AttnscopeError(
+                f"{occ_opt} {occurrence} is out of range: {query!r} occurs {hits} time(s)", option=occ_opt
+            )
     return True
 
 
@@ -77,21 +85,13 @@ def check_settings(max_new_tokens: int, temperature: float | None, seed: int | N
     """``generate``'s decoding settings: at least one new token, a positive temperature, a seed
     only with a temperature."""
     if max_new_tokens <= 0:
-        raise AttnscopeError(f"max_new_tokens must be at least 1 (got {max_new_tokens})")
+        raise AttnscopeError(f"max_new_tokens must be at least 1 (got {max_new_tokens})", option="max_new_tokens")
     if temperature is not None and not temperature > 0:
-        raise AttnscopeError(f"temperature must be above 0 (got {temperature}); leave it out for greedy decoding")
+        raise AttnscopeError(
+            f"temperature must be above 0 (got {temperature}); leave it out for greedy decoding", option="temperature"
+        )
     if seed is not None and temperature is None:
-        raise AttnscopeError("a seed needs a temperature: greedy decoding draws nothing at random")
-
-
-def parse_steps(spec: str | None) -> list[int] | None:
-    """Answer-token numbers (0 = the first new token) from ``3``, ``0-4,10`` or ``all``; None for all."""
-    if spec is None or spec.strip().lower() == "all":
-        return None
-    out: set[int] = set()
-    for item in spec.split(","):
-        lo, _, hi = item.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)):
-            raise AttnscopeError(f"steps {spec!r}: use answer-token numbers from 0, such as 3, 0-4,10 or all")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return sorted(out)
+        raise AttnscopeError(
+            "a seed needs a temperature: greedy decoding draws nothing at random",
+            cli="--seed needs a temperature: greedy decoding draws nothing at random",
+        )

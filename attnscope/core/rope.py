@@ -19,6 +19,7 @@ print and does not support rope types other than ``default`` for the formula (it
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import tolerance
-from attnscope.core.select import one_index
+from attnscope.core.spec import one
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
@@ -238,12 +239,13 @@ def rope(
     loaded: Loaded,
     *,
     pos: int = 10,
-    layer: str | int = 0,
-    head: str | int = 0,
+    layer: int = 0,
+    head: int = 0,
     prompt: str | None = None,
-    deltas: list[int] | None = None,
+    deltas: Sequence[int] | None = None,
 ) -> RopeResult:
-    """Everything ``attnscope rope`` does."""
+    """The model's RoPE speeds at position ``pos``, and on the real q/k of ``prompt`` (default: the
+    note's sentence) that score(m, n) = score(m+Δ, n+Δ) for each shift Δ in ``deltas``."""
     model = loaded.model
     config = model.config
     info = loaded.info
@@ -252,11 +254,11 @@ def rope(
     if pos < 0:
         raise AttnscopeError(f"pos {pos}: a position is 0 or more", option="pos")
     chosen = deltas is not None
-    deltas = list(DEFAULT_DELTAS if deltas is None else deltas)
-    if not deltas or any(d <= 0 for d in deltas):
+    shifts = list(DEFAULT_DELTAS if deltas is None else deltas)
+    if not shifts or any(d <= 0 for d in shifts):
         raise AttnscopeError("deltas: give positive shifts, e.g. 1,10,100,1000", option="deltas")
-    li = one_index(layer, info.num_hidden_layers, "layer")
-    hi = one_index(head, info.num_attention_heads, "head")
+    li = one(layer, info.num_hidden_layers, "layer")
+    hi = one(head, info.num_attention_heads, "head")
     table = pairs(theta, head_dim, pos)
     rotary = getattr(engine.decoder(model), "rotary_emb", None)
     model_inv = getattr(rotary, "inv_freq", None)
@@ -269,14 +271,15 @@ def rope(
     check_length(len(enc.ids), max_pos)
     m = len(enc.ids) - 1
     if max_pos and not chosen:  # the default shifts, cut to what the model's positions allow
-        deltas = [d for d in deltas if m + d < max_pos] or [1]
-    if max_pos and m + max(deltas) >= max_pos:
+        shifts = [d for d in shifts if m + d < max_pos] or [1]
+    if max_pos and m + max(shifts) >= max_pos:
         raise AttnscopeError(
-            f"--deltas: the query at position {m} shifted by {max(deltas)} passes max_position_embeddings "
-            f"({max_pos}), where the model never runs; use shifts below {max_pos - m}"
+            f"deltas: the query at position {m} shifted by {max(shifts)} passes max_position_embeddings "
+            f"({max_pos}), where the model never runs; use shifts below {max_pos - m}",
+            option="deltas",
         )
     proj = project(model, enc.ids, li, [m])
-    rel = relative_check(model, proj, li, hi, m, deltas)
+    rel = relative_check(model, proj, li, hi, m, shifts)
     vc = v_check(proj)
     dtype = next(model.parameters()).dtype
     tol = tolerance(dtype)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
+from attnscope.core.spec import ChatSpec, QuerySpec, Text
 from attnscope.errors import AttnscopeError
 from attnscope.results.common import Query, ResultWarning, Token, WarningCode, Word
 from attnscope.results.segments import ChatTemplate, Message, Segment
@@ -217,6 +218,13 @@ def encode(
     return Encoded(text=prompt, ids=ids, tokens=tokens, words=words, chat=False)
 
 
+def encode_prompt(tokenizer: Any, prompt: str | None, chat: ChatSpec | None = None) -> Encoded:
+    """:func:`encode` for an analysis's ``chat`` argument (None: the prompt as it is)."""
+    if chat is None:
+        return encode(tokenizer, prompt)
+    return encode(tokenizer, prompt, chat=True, system=chat.system, messages=chat.messages)
+
+
 def _encode_chat(tokenizer: Any, prompt: str | None, system: str | None, messages: Sequence[Message] | None) -> Encoded:
     from attnscope.core.segments import chat_messages, label_tokens, render_chat
 
@@ -307,18 +315,18 @@ def query_at(enc: Encoded, pos: int, name: str = "pos") -> Query:
     return Query(index=index, text=enc.tokens[index].label, span=[index])
 
 
-def pick_query(
-    enc: Encoded,
-    query: str | None,
-    pos: int | None,
-    occurrence: int | None,
-    warnings: list[ResultWarning] | None = None,
-) -> Query:
-    """--query, --pos, or by default the last token."""
-    if query is not None and pos is not None:
-        raise AttnscopeError("give query or pos, not both", cli="give --query or --pos, not both")
-    if occurrence is not None and query is None:
-        raise AttnscopeError("occurrence needs query", cli="--occurrence needs --query")
-    if query is not None:
-        return find_query(enc, query, occurrence, warnings)
-    return query_at(enc, -1 if pos is None else pos)
+def as_text(spec: str | Text) -> Text:
+    """A piece of text to find (a ``str`` is its first occurrence)."""
+    return spec if isinstance(spec, Text) else Text(spec)
+
+
+def pick_query(enc: Encoded, query: QuerySpec, warnings: list[ResultWarning] | None = None) -> Query:
+    """The query token: the last token of a text, a position, or by default the last token."""
+    if query is None:
+        return query_at(enc, -1)
+    if isinstance(query, bool):
+        raise AttnscopeError(f"query {query!r}: give a text, a position or None", option="query")
+    if isinstance(query, int):
+        return query_at(enc, query)
+    found = as_text(query)
+    return find_query(enc, found.text, found.occurrence, warnings)

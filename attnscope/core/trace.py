@@ -18,17 +18,16 @@ It does not run padded batches and does not print.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import tolerance
-from attnscope.core.tokens import _token_bytes, check_length, encode, query_at
+from attnscope.core.spec import ChatSpec
+from attnscope.core.tokens import _token_bytes, check_length, encode_prompt, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
-from attnscope.results.segments import Message
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
 
 
@@ -117,7 +116,11 @@ def check_finite(model: torch.nn.Module, ids: list[int], hidden: torch.Tensor) -
         )
         engine.check_finite(got.rows)
     where = "the embedding" if bad_stage == 0 else f"the output of layer {bad_stage - 1}"
-    raise AttnscopeError(f"NaN or inf in {where}; try --dtype float32", ExitCode.NUMERIC)
+    raise AttnscopeError(
+        f"NaN or inf in {where}; try loading it with dtype float32",
+        ExitCode.NUMERIC,
+        cli=f"NaN or inf in {where}; try --dtype float32",
+    )
 
 
 def model_logits(model: torch.nn.Module, ids: list[int], position: int) -> torch.Tensor:
@@ -146,17 +149,18 @@ def trace(
     dims: int = 4,
     top: int = 3,
     compare_pos: int | None = None,
-    chat: bool = False,
-    system: str | None = None,
-    messages: Sequence[Message] | None = None,
+    chat: ChatSpec | None = None,
 ) -> TraceResult:
-    """Everything ``attnscope trace`` does for one prompt."""
+    """One position's vector (``pos``, negative counts from the end) from the embedding through every
+    layer, with a logit lens of ``top`` candidates per row and the first ``dims`` dims of each vector;
+    ``compare_pos``: a second position to compare with (default: one with the same token id).
+    ``prompt``: the text, or with ``chat.messages`` the last user turn."""
     if dims < 1:
         raise AttnscopeError("dims must be at least 1", option="dims")
     if top < 1:
         raise AttnscopeError("top must be at least 1", option="top")
     model = loaded.model
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system, messages=messages)
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
     p = query_at(enc, pos).index
     other: int | None = None

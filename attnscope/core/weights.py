@@ -10,19 +10,20 @@ strip and the per-head charts. It does not load models and does not print.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import get_args
 
 import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.segments import prompt_segments
-from attnscope.core.select import parse_indices
-from attnscope.core.tokens import Encoded, check_length, encode, pick_query
+from attnscope.core.spec import ChatSpec, QuerySpec, Selection, one_of
+from attnscope.core.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Query, ResultWarning
-from attnscope.results.segments import Message, Segment
-from attnscope.results.weights import Bar, By, Chart, Hardest, Strip, WeightsResult, WeightsView
+from attnscope.results.segments import Segment
+from attnscope.results.weights import Bar, By, Chart, Hardest, Measure, Strip, WeightsResult, WeightsView
 
 
 def query_rows(
@@ -237,27 +238,28 @@ def weights(
     loaded: Loaded,
     prompt: str | None,
     *,
-    query: str | None = None,
-    pos: int | None = None,
-    occurrence: int | None = None,
-    layer: str | None = None,
-    head: str | None = None,
-    chat: bool = False,
-    system: str | None = None,
-    messages: Sequence[Message] | None = None,
+    query: QuerySpec = None,
+    selection: Selection | None = None,
+    chat: ChatSpec | None = None,
     view: WeightsView | None = None,
-    measure: str = "weight",
+    measure: Measure = "weight",
 ) -> WeightsResult:
-    """Everything ``attnscope weights`` does for one prompt, or a conversation (``messages``, then
-    the prompt, if any, as the last user turn); ``measure``: weight or norm."""
+    """How much the query token mixes in from itself and each earlier token, per layer and head.
+
+    ``prompt``: the text, or with ``chat.messages`` the last user turn (None: no such turn);
+    ``query``: see :data:`~attnscope.core.spec.QuerySpec`; ``selection``: layers and heads
+    (None: all); ``measure``: the raw weight, or each key's share of the size of what it adds.
+    """
     view = view or WeightsView()
+    measure = one_of(measure, get_args(Measure), "measure")
+    selection = selection or Selection()
     info = loaded.info
-    layers = parse_indices(layer, info.num_hidden_layers, "layer")
-    heads = parse_indices(head, info.num_attention_heads, "head")
-    enc = encode(loaded.tokenizer, prompt, chat=chat, system=system, messages=messages)
+    layers = selection.layer_indices(info.num_hidden_layers)
+    heads = selection.head_indices(info.num_attention_heads)
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
-    q = pick_query(enc, query, pos, occurrence, warnings)
+    q = pick_query(enc, query, warnings)
     if measure == "norm":
         rows, norms, completeness = query_rows_norm(loaded, enc, q.index, layers)
         return weights_result(loaded, enc, q, rows, layers, heads, view, warnings, norms, completeness)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from attnscope.core.generate import generate
+from attnscope.core.spec import ChatSpec
 from attnscope.core.tokens import encode
 
 from support.reference import eager_attentions, hf_generate
@@ -20,7 +21,7 @@ QUESTION = "토마토는 과일인가요, 채소인가요?"
 @pytest.mark.slow
 def test_real_cached_rows_equal_eager_and_ids_equal_transformers(real_loaded: Any) -> None:
     enc = encode(real_loaded.tokenizer, QUESTION, chat=True, system="짧게 답해.")
-    result = generate(real_loaded, enc, max_new_tokens=12)
+    result = generate(real_loaded, QUESTION, chat=ChatSpec(system="짧게 답해."), max_new_tokens=12)
     new = [s.id for s in result.steps]
     assert new == hf_generate(real_loaded, enc.ids, 12, do_sample=False)
     eager = eager_attentions(real_loaded.model, torch.tensor([enc.ids + new]))  # per layer (1, H, T, T)
@@ -38,7 +39,7 @@ def test_real_cached_rows_equal_eager_and_ids_equal_transformers(real_loaded: An
 @pytest.mark.slow
 def test_real_sampled_ids_equal_transformers(real_loaded: Any) -> None:
     enc = encode(real_loaded.tokenizer, QUESTION, chat=True)
-    result = generate(real_loaded, enc, max_new_tokens=8, temperature=0.8, seed=7)
+    result = generate(real_loaded, QUESTION, chat=ChatSpec(), max_new_tokens=8, temperature=0.8, seed=7)
     torch.manual_seed(7)
     want = hf_generate(real_loaded, enc.ids, 8, do_sample=True, temperature=0.8, top_k=0, top_p=1.0)
     assert [s.id for s in result.steps] == want

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from attnscope.core.spec import ChatSpec, Selection
 from attnscope.core.weights import weights
 
 from support import SEED, reference
@@ -26,7 +27,9 @@ def test_real_model_seed_and_chat(real_loaded):
     assert torch.allclose(rows.sum(-1), torch.ones(24, 14), atol=1e-4)
     ref = eager_query_rows(real_loaded, SEED, r.query.index)
     assert float((rows - ref).abs().max()) < 1e-4
-    chat = weights(real_loaded, "토마토는 과일일까 채소일까?", chat=True, system="짧게 답해.", layer="-1")
+    chat = weights(
+        real_loaded, "토마토는 과일일까 채소일까?", chat=ChatSpec(system="짧게 답해."), selection=Selection(layers=[-1])
+    )
     assert chat.tokens[0].label == "<|im_start|>" and chat.query.index == len(chat.tokens) - 1
     assert chat.chart.total == pytest.approx(1.0, abs=1e-4)
 
@@ -44,7 +47,13 @@ def test_real_model_by_segment_over_a_conversation(real_loaded):
             {"role": "user", "content": "그럼 수박은요?"},
         ]
     )
-    r = weights(real_loaded, None, messages=messages, layer="20", view=WeightsView(by="segment"))
+    r = weights(
+        real_loaded,
+        None,
+        chat=ChatSpec(messages=messages),
+        selection=Selection(layers=[20]),
+        view=WeightsView(by="segment"),
+    )
     assert r.template is not None
     assert r.template.inserted_system == "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
     labels = [(s.kind, s.turn, s.inserted) for s in r.segments]

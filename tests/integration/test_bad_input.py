@@ -101,7 +101,7 @@ def test_query_option_conflicts(cli: Any, model_dir: Path) -> None:
         ("--head", "4", ["--head 4 is out of range", "4 heads (0-3, or -1 to -4)"]),
         ("--layer", "0-7", ["--layer 7 is out of range"]),
         ("--layer", "3-", ["'3-' is not a range; write it as A-B"]),
-        ("--layer", "a", ["--layer 'a' is not a number", "(valid: 0-2, or -1 to -3)"]),
+        ("--layer", "a", ["--layer 'a' is not a number", "such as 0,3,20-23, or 'all'"]),
         ("--head", "2-1", ["'2-1' runs backwards"]),
         ("--head", "0,,1", ["has an empty item"]),
         ("--head", "1.5", ["--head '1.5' is not a number"]),

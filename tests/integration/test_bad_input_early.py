@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import torch
 
-from attnscope.core.select import parse_indices
+from attnscope.cli.parse import parse_indices
+from attnscope.core.spec import resolve
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED
@@ -29,15 +30,15 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("spec", ["3-", "a", "5-2", "24", "-25", "-", "1-2-3", ","])
 def test_parse_indices_rejects(spec: str) -> None:
     with pytest.raises(AttnscopeError) as err:
-        parse_indices(spec, 24, "layer")
-    assert err.value.code == ExitCode.USAGE and err.value.message.startswith("layer ")
+        resolve(parse_indices(spec, "layer"), 24, "layer")
+    assert err.value.code == ExitCode.USAGE
     assert err.value.cli_message().startswith("--layer ")
 
 
 def test_parse_indices_accepts() -> None:
-    assert parse_indices("0,3,20-23", 24, "layer") == [0, 3, 20, 21, 22, 23]
-    assert parse_indices("-3--1", 24, "layer") == [21, 22, 23]
-    assert parse_indices(" all ", 4, "head") == [0, 1, 2, 3]
+    assert resolve(parse_indices("0,3,20-23", "layer"), 24, "layer") == [0, 3, 20, 21, 22, 23]
+    assert resolve(parse_indices("-3--1", "layer"), 24, "layer") == [21, 22, 23]
+    assert resolve(parse_indices(" all ", "head"), 4, "head") == [0, 1, 2, 3]
 
 
 def run_cli(*args: str, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:

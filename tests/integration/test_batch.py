@@ -11,6 +11,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core import batch
+from attnscope.core.spec import QuerySpec, Selection, Text
 from attnscope.core.weights import weights
 from attnscope.errors import AttnscopeError, ExitCode
 
@@ -33,7 +34,8 @@ def _items() -> list[batch.Item]:
 
 
 def _single(loaded: Any, item: batch.Item) -> Any:
-    return weights(loaded, item.prompt, query=item.query, pos=item.pos, occurrence=item.occurrence)
+    query: QuerySpec = item.pos if item.query is None else Text(item.query, item.occurrence)
+    return weights(loaded, item.prompt, query=query)
 
 
 def _max_diff(a: list[Any], b: list[Any]) -> float:
@@ -106,7 +108,7 @@ def test_bad_options_raise_before_running(loaded):
     with pytest.raises(AttnscopeError, match="batch_size 0: must be at least 1"):
         list(batch.run_batch(loaded, _items(), batch_size=0))
     with pytest.raises(AttnscopeError):
-        list(batch.run_batch(loaded, _items(), layer="99"))
+        list(batch.run_batch(loaded, _items(), selection=Selection(layers=[99])))
 
 
 def _jsonl(tmp_path: Path, records: list[Any], name: str = "in.jsonl") -> Path:
@@ -212,8 +214,8 @@ def test_python_api_load_once_many_prompts(model_dir):
     import attnscope
 
     model = attnscope.load(str(model_dir), device="cpu", dtype="float32")
-    first = attnscope.weights(model, SEED, query="그것을", layer="all", head="all")
-    second = attnscope.weights(model, "hello world", pos=1)
+    first = attnscope.weights(model, SEED, query="그것을", selection=attnscope.Selection())
+    second = attnscope.weights(model, "hello world", query=1)
     assert isinstance(first, attnscope.from_json(first.to_json()).__class__)
     for result, text in ((first, SEED), (second, "hello world")):
         ref = _eager_rows(model_dir, text, model.tokenizer)

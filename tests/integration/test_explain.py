@@ -59,7 +59,7 @@ def test_weights_and_out_equal_eager(loaded, layer, head):
 
 
 def test_q_k_are_post_rope_and_v_is_not_rotated(loaded):
-    r = explain(loaded, SEED, pos=-1, layer=1, head=1)
+    r = explain(loaded, SEED, query=-1, layer=1, head=1)
     assert r.rope.k_pre_vs_post > 1e-2 and r.rope.q_pre_vs_post > 1e-2
     assert r.rope.k_rotated_vs_post < 1e-5 and r.rope.q_rotated_vs_post < 1e-5
     assert r.rope.v_pre_vs_post < 1e-6
@@ -116,7 +116,7 @@ def test_missing_rope_is_caught(loaded, monkeypatch):
 
 
 def test_query_at_position_zero(loaded):
-    r = explain(loaded, SEED, pos=0, layer=0, head=0)
+    r = explain(loaded, SEED, query=0, layer=0, head=0)
     assert r.keys == [0] and r.weights == pytest.approx([1.0]) and r.ok
     assert r.rope.k_pre_vs_post == pytest.approx(0.0, abs=1e-6)  # angle 0 at position 0
 
@@ -124,8 +124,8 @@ def test_query_at_position_zero(loaded):
 def test_bad_layer_and_head(loaded):
     from attnscope.errors import AttnscopeError
 
-    with pytest.raises(AttnscopeError, match="one layer"):
-        explain(loaded, SEED, layer="0,1", head=0)
+    with pytest.raises(AttnscopeError, match="layer 3 is out of range"):
+        explain(loaded, SEED, layer=3, head=0)
     with pytest.raises(AttnscopeError, match="out of range"):
         explain(loaded, SEED, layer=0, head=9)
 
@@ -146,7 +146,7 @@ def test_cli_errors(cli, model_dir):
     res = cli("explain", SEED, "--layer", "all", "--head", "0", "--model", str(model_dir))
     assert res.exit_code == 2 and res.stdout == ""
     errors = [line for line in res.stderr.splitlines() if "error" in line]
-    assert errors == ["attnscope: error: --layer 'all': give one layer here (0-2, or -1 to -3)"]
+    assert errors == ["attnscope: error: --layer 'all': give one layer here, a single index such as 0 or -1"]
     res = cli("explain", SEED, "--layer", "0", "--head", "0", "--query", "없음", "--model", str(model_dir))
     assert res.exit_code == 2 and "not in the prompt" in res.stderr
 

@@ -14,6 +14,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.generate import decode, generate
+from attnscope.core.spec import ChatSpec, Selection
 from attnscope.core.tokens import encode
 from attnscope.errors import ExitCode
 from attnscope.results import from_json
@@ -40,7 +41,7 @@ def full_rows(loaded: Any, ids: list[int]) -> dict[int, torch.Tensor]:
 @pytest.mark.parametrize("chat", [False, True])
 def test_cached_rows_equal_one_full_forward(loaded: Any, chat: bool) -> None:
     enc = encode(loaded.tokenizer, PROMPT, chat=chat)
-    result = generate(loaded, enc, max_new_tokens=12)
+    result = generate(loaded, PROMPT, chat=ChatSpec() if chat else None, max_new_tokens=12)
     assert len(result.steps) == 12 and result.stop == "max_new_tokens"
     ids = enc.ids + [s.id for s in result.steps]
     reference = full_rows(loaded, ids)
@@ -57,7 +58,7 @@ def test_cached_rows_equal_one_full_forward(loaded: Any, chat: bool) -> None:
 
 def test_selected_layers_and_heads(loaded: Any) -> None:
     enc = encode(loaded.tokenizer, PROMPT)
-    result = generate(loaded, enc, max_new_tokens=5, layer="1-2", head="0,3")
+    result = generate(loaded, PROMPT, max_new_tokens=5, selection=Selection(layers=[1, 2], heads=[0, 3]))
     assert result.layers == [1, 2] and result.heads == [0, 3] and result.kv_heads == [0, 1]
     reference = full_rows(loaded, enc.ids + [s.id for s in result.steps])
     for step in result.steps:
@@ -69,24 +70,24 @@ def test_selected_layers_and_heads(loaded: Any) -> None:
 
 def test_greedy_ids_equal_transformers_generate(loaded: Any) -> None:
     enc = encode(loaded.tokenizer, PROMPT, chat=True)
-    got = generate(loaded, enc, max_new_tokens=15)
+    got = generate(loaded, PROMPT, chat=ChatSpec(), max_new_tokens=15)
     assert [s.id for s in got.steps] == hf_generate(loaded, enc.ids, 15, do_sample=False)
 
 
 @pytest.mark.parametrize(("temperature", "seed"), [(0.7, 0), (1.3, 1234)])
 def test_sampled_ids_equal_transformers_generate(loaded: Any, temperature: float, seed: int) -> None:
     enc = encode(loaded.tokenizer, PROMPT, chat=True)
-    got = generate(loaded, enc, max_new_tokens=15, temperature=temperature, seed=seed)
+    got = generate(loaded, PROMPT, chat=ChatSpec(), max_new_tokens=15, temperature=temperature, seed=seed)
     torch.manual_seed(seed)
     want = hf_generate(loaded, enc.ids, 15, do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
     assert [s.id for s in got.steps] == want
-    again = generate(loaded, enc, max_new_tokens=15, temperature=temperature, seed=seed)
+    again = generate(loaded, PROMPT, chat=ChatSpec(), max_new_tokens=15, temperature=temperature, seed=seed)
     assert [s.id for s in again.steps] == want  # the seed, not the global RNG, decides
 
 
 def test_stops_at_eos_and_keeps_its_row(loaded: Any) -> None:
     enc = encode(loaded.tokenizer, PROMPT, chat=True)
-    first = generate(loaded, enc, max_new_tokens=3).steps
+    first = generate(loaded, PROMPT, chat=ChatSpec(), max_new_tokens=3).steps
     # Make the second token the stop token: stop on whatever id it is.
     decoded = decode(loaded.model, enc.ids, max_new_tokens=10, stop=[first[1].id])
     assert decoded.stop == "eos" and decoded.ids == [first[0].id, first[1].id]
@@ -94,8 +95,7 @@ def test_stops_at_eos_and_keeps_its_row(loaded: Any) -> None:
 
 
 def test_segment_shares_words_and_heads_add_up(loaded: Any) -> None:
-    enc = encode(loaded.tokenizer, PROMPT, chat=True, system="짧게.")
-    r = generate(loaded, enc, max_new_tokens=6)
+    r = generate(loaded, PROMPT, chat=ChatSpec(system="짧게."), max_new_tokens=6)
     assert [s.kind for s in r.segments] == ["template", "system", "user", "answer"]
     assert r.segments[-1].tokens == list(range(r.prompt_len, r.prompt_len + 6))
     assert [t.segment for t in r.tokens[r.prompt_len :]] == [3] * 6

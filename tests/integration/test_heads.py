@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from attnscope.core.heads import heads
+from attnscope.core.spec import ChatSpec, Text
 from attnscope.render import render, to_text
 from attnscope.results.common import ResultWarning
 
@@ -91,12 +92,12 @@ def test_bad_inputs(cli, model_dir, args, message):
 def test_ambiguous_key_warns(loaded):
     r = heads(loaded, "그는 그는 그것을", query="그것을", key="그는")
     assert r.warnings == [ResultWarning(code="ambiguous_key", text="그는", count=2)]
-    assert r.key == heads(loaded, "그는 그는 그것을", query="그것을", key="그는", key_occurrence=1).key
+    assert r.key == heads(loaded, "그는 그는 그것을", query="그것을", key=Text("그는", occurrence=1)).key
 
 
 def test_chat_template_spans(loaded):
     plain = heads(loaded, SEED, query="그것을", key="사과를")
-    chat = heads(loaded, SEED, query="그것을", key="사과를", chat=True, system="짧게")
+    chat = heads(loaded, SEED, query="그것을", key="사과를", chat=ChatSpec(system="짧게"))
     assert chat.chat and chat.text.startswith("<|im_start|>system\n짧게")
     shift = chat.query.span[0] - plain.query.span[0]
     assert shift > 0 and [i - shift for i in chat.key.span] == plain.key.span  # same spans, after the template's prefix

@@ -10,6 +10,7 @@ import torch
 from attnscope.capture import engine
 from attnscope.core import maskgrid
 from attnscope.core.mask import mask
+from attnscope.core.spec import ChatSpec
 from attnscope.errors import AttnscopeError
 from attnscope.render import render, to_text
 from attnscope.results import from_json
@@ -213,7 +214,7 @@ def test_bad_side_in_core(loaded):
 
 
 def test_chat_batch(loaded):
-    r = mask(loaded, [SEED, "hello"], chat=True, padding_side="left")
+    r = mask(loaded, [SEED, "hello"], chat=ChatSpec(), padding_side="left")
     assert r.chat and r.agrees_with_model is True and r.agrees_with_eager is True
     seq = r.sequences[1]
     real = [t for t, m in zip(seq.tokens, seq.attention_mask, strict=True) if m]

@@ -25,7 +25,7 @@ def ref(loaded):
 
 
 def test_weights_equal_eager(loaded, ref):
-    r = matrix(loaded, SEED, layer="1", head="3")
+    r = matrix(loaded, SEED, layer=1, head=3)
     want = ref[1][0, 3]  # (T, T)
     got = torch.tensor(r.weights)
     assert got.shape == want.shape == (28, 28)
@@ -37,7 +37,7 @@ def test_weights_equal_eager(loaded, ref):
 
 
 def test_negative_indices(loaded, ref):
-    r = matrix(loaded, SEED, layer="-1", head="-1")
+    r = matrix(loaded, SEED, layer=-1, head=-1)
     assert (r.layer, r.head) == (2, 3)
     assert float((torch.tensor(r.weights) - ref[2][0, 3]).abs().max()) < 1e-5
 
@@ -63,7 +63,7 @@ def test_head_filter_computes_one_head(tokenizer, n_heads, n_kv):
 
 
 def test_window(loaded, ref):
-    r = matrix(loaded, SEED, layer="0", head="2", window="5:20")
+    r = matrix(loaded, SEED, layer=0, head=2, window=(5, 20))
     full = ref[0][0, 2]
     assert r.window == [5, 20]
     assert float((torch.tensor(r.weights) - full[5:20, 5:20]).abs().max()) < 1e-5
@@ -73,7 +73,7 @@ def test_window(loaded, ref):
 
 
 def test_by_word_is_mean_over_query_tokens_of_sum_over_key_tokens(loaded, ref):
-    r = matrix(loaded, SEED, layer="2", head="0", by="word")
+    r = matrix(loaded, SEED, layer=2, head=0, by="word")
     full = ref[2][0, 0]
     words = [w.tokens for w in r.words]
     assert r.view.by == "word" and r.view.groups == words
@@ -87,7 +87,7 @@ def test_by_word_is_mean_over_query_tokens_of_sum_over_key_tokens(loaded, ref):
 
 
 def test_long_prompt_is_condensed_into_blocks(loaded, ref):
-    r = matrix(loaded, SEED, layer="1", head="1", max_groups=5)
+    r = matrix(loaded, SEED, layer=1, head=1, max_groups=5)
     full = ref[1][0, 1]
     assert r.view.by == "block" and len(r.view.groups) <= 5
     assert sum(r.view.groups, []) == list(range(28))
@@ -98,7 +98,7 @@ def test_long_prompt_is_condensed_into_blocks(loaded, ref):
 
 
 def test_view_has_causal_triangle_and_labels(loaded):
-    r = matrix(loaded, "민수는 사과를 샀다.", layer="0", head="0")
+    r = matrix(loaded, "민수는 사과를 샀다.", layer=0, head=0)
     n = len(r.tokens)
     text = to_text(render(r), width=100)
     assert text.count(" ·") == n * (n - 1) // 2 + 1  # one per masked cell, plus the legend's

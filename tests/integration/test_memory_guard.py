@@ -53,12 +53,12 @@ def test_guard_message(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memory, "available_bytes", lambda device="cpu": 10 << 30)
     memory.guard(8 << 30, "rows", "fewer layers")  # exactly 80% fits
     with pytest.raises(AttnscopeError) as err:
-        memory.guard((8 << 30) + 1, "attention rows for 24 layer(s)", "select fewer layers (--layer)")
+        memory.guard((8 << 30) + 1, "attention rows for 24 layer(s)", "select fewer layers", cli="use --layer")
     assert err.value.code == ExitCode.RESOURCE
     assert err.value.message == (
-        "attention rows for 24 layer(s) would need about 8 GiB, but only 8 GiB can be used; "
-        "select fewer layers (--layer)"
+        "attention rows for 24 layer(s) would need about 8 GiB, but only 8 GiB can be used; select fewer layers"
     )
+    assert err.value.cli_message().endswith("can be used; use --layer")
     with pytest.raises(AttnscopeError, match="can be used on cuda:0; x"):
         memory.guard(9 << 30, "rows", "x", device="cuda:0")
 

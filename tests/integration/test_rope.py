@@ -81,8 +81,8 @@ def test_bad_options(loaded):
         rope(loaded, pos=-1)
     with pytest.raises(AttnscopeError, match="deltas: give positive shifts"):
         rope(loaded, deltas=[0])
-    with pytest.raises(AttnscopeError, match="one head"):
-        rope(loaded, head="all")
+    with pytest.raises(AttnscopeError, match="head 4 is out of range"):
+        rope(loaded, head=4)
 
 
 def test_cli_json(cli, model_dir):

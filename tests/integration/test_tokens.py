@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attnscope.core import tokens
+from attnscope.core.spec import Text
 from attnscope.errors import AttnscopeError
 from attnscope.results.common import ResultWarning
 
@@ -76,18 +77,18 @@ def test_ambiguous_query_warns_and_takes_first(tokenizer):
 
 
 @pytest.mark.parametrize(
-    "kwargs,message",
+    "query,message",
     [
-        ({"query": "바나나"}, "not in the prompt; its words are: 민수는, 사과를"),
-        ({"query": "그", "occurrence": 3}, "out of range"),
-        ({"pos": 99}, "out of range"),
-        ({"query": "그", "pos": 1}, "not both"),
+        ("바나나", "not in the prompt; its words are: 민수는, 사과를"),
+        (Text("그", occurrence=3), "out of range"),
+        (99, "out of range"),
+        (True, "give a text, a position or None"),
     ],
 )
-def test_bad_queries(tokenizer, kwargs, message):
+def test_bad_queries(tokenizer, query, message):
     enc = tokens.encode(tokenizer, SEED)
     with pytest.raises(AttnscopeError, match=message):
-        tokens.pick_query(enc, kwargs.get("query"), kwargs.get("pos"), kwargs.get("occurrence"))
+        tokens.pick_query(enc, query)
 
 
 def test_negative_pos(tokenizer):

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from attnscope.core.spec import Selection
 from attnscope.core.weights import weights
 from attnscope.render import render, to_text
 from attnscope.results import from_json
@@ -33,7 +34,9 @@ def test_weights_equal_eager(loaded):
 
 def test_selection_and_aggregation(loaded):
     full = weights(loaded, SEED, query="그것을")
-    r = weights(loaded, SEED, query="그것을", layer="-1", head="1,3", view=WeightsView(agg="max"))
+    r = weights(
+        loaded, SEED, query="그것을", selection=Selection(layers=[-1], heads=[1, 3]), view=WeightsView(agg="max")
+    )
     assert r.layers == [2] and r.heads == [1, 3]
     rows = torch.tensor(full.weights)[2][[1, 3]]
     assert [b.weight for b in r.chart.bars] == pytest.approx(rows.max(dim=0).values.tolist())
@@ -50,7 +53,7 @@ def test_by_word_sums_tokens(loaded):
 
 
 def test_no_sink_renormalises_per_head(loaded):
-    r = weights(loaded, SEED, pos=5, view=WeightsView(no_sink=True, per_head=True))
+    r = weights(loaded, SEED, query=5, view=WeightsView(no_sink=True, per_head=True))
     raw = torch.tensor(r.weights)  # raw rows stay raw
     assert float(raw[..., 0].min()) > 0
     for chart in r.per_head:

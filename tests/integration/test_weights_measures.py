@@ -10,6 +10,7 @@ import torch
 
 from attnscope import render
 from attnscope.capture import engine
+from attnscope.core.spec import Selection
 from attnscope.core.weights import weights
 from attnscope.render.weights import MAX_KEYS
 from attnscope.results.weights import WeightsView
@@ -141,8 +142,7 @@ def test_heads_norm_scores_match_the_weights_norm_chart(loaded):
         loaded,
         SEED,
         query="그것을",
-        layer=str(best.layer),
-        head=str(best.head),
+        selection=Selection(layers=[best.layer], heads=[best.head]),
         view=WeightsView(by="token"),
         measure="norm",
     )
@@ -158,8 +158,8 @@ def test_matrix_measure_norm_cells_are_shares_of_the_weights_norms(loaded):
     from attnscope.core.matrix import matrix
 
     layer, head = 1, 3
-    plain = matrix(loaded, SEED, layer=str(layer), head=str(head))
-    r = matrix(loaded, SEED, layer=str(layer), head=str(head), measure="norm")
+    plain = matrix(loaded, SEED, layer=layer, head=head)
+    r = matrix(loaded, SEED, layer=layer, head=head, measure="norm")
     assert r.measure == "norm" and r.value_norms is not None and plain.value_norms is None
     assert r.weights == plain.weights  # the raw weights stay the raw weights
     last = len(r.weights) - 1
@@ -168,7 +168,14 @@ def test_matrix_measure_norm_cells_are_shares_of_the_weights_norms(loaded):
         total = sum(measured)
         assert r.view.cells[i][: i + 1] == pytest.approx([m / total for m in measured], abs=1e-6)
     assert max(abs(a - b) for a, b in zip(r.view.cells[last], plain.view.cells[last], strict=True)) > 1e-3
-    w = weights(loaded, SEED, pos=last, layer=str(layer), head=str(head), view=WeightsView(by="token"), measure="norm")
+    w = weights(
+        loaded,
+        SEED,
+        query=last,
+        selection=Selection(layers=[layer], heads=[head]),
+        view=WeightsView(by="token"),
+        measure="norm",
+    )
     from_weights = w.norms[0][0]
     total = sum(from_weights)
     assert r.view.cells[last] == pytest.approx([x / total for x in from_weights], abs=1e-5)

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 import attnscope
-from attnscope.core.select import one_index, one_of, parse_indices
+from attnscope.cli.parse import parse_one
+from attnscope.core.spec import Selection, Text, one_of
 from attnscope.errors import AttnscopeError
 from attnscope.render.common import ranges, span
 
@@ -32,12 +33,11 @@ def test_ranges_with_gaps(values: list[int], en: str, ko: str) -> None:
 
 def test_core_errors_name_the_value_not_the_flag() -> None:
     with pytest.raises(AttnscopeError) as bad:
-        parse_indices("99", 24, "layer")
+        Selection(layers=[99]).layer_indices(24)
     assert bad.value.message == "layer 99 is out of range: the model has 24 layers (0-23, or -1 to -24)"
     assert bad.value.cli_message() == "--layer 99 is out of range: the model has 24 layers (0-23, or -1 to -24)"
     with pytest.raises(AttnscopeError) as bad:
-        one_index("0-3", 14, "head")
-    assert bad.value.message.startswith("head '0-3': give one head here")
+        parse_one("0-3", "head")  # the CLI's own parsing names its flag itself
     assert bad.value.cli_message().startswith("--head '0-3': give one head here")
     with pytest.raises(AttnscopeError) as bad:
         one_of("avg", ("last", "mean"), "query_agg")
@@ -55,11 +55,12 @@ def test_a_line_prefix_keeps_the_flag() -> None:
 
 def test_python_api_errors_do_not_mention_flags(loaded: Any) -> None:
     for kwargs, words in (
-        ({"layer": "99"}, "layer 99 is out of range: the model has 3 layers (0-2, or -1 to -3)"),
-        ({"head": "7"}, "head 7 is out of range: the model has 4 heads"),
+        ({"selection": Selection(layers=[99])}, "layer 99 is out of range: the model has 3 layers (0-2, or -1 to -3)"),
+        ({"selection": Selection(heads=[7])}, "head 7 is out of range: the model has 4 heads"),
         ({"query": "없는말"}, "query '없는말' is not in the prompt"),
-        ({"pos": 99}, "pos 99 is out of range: the prompt has"),
-        ({"query": "그", "pos": 1}, "give query or pos, not both"),
+        ({"query": 99}, "pos 99 is out of range: the prompt has"),
+        ({"query": Text("그", occurrence=5)}, "occurrence 5 is out of range"),
+        ({"measure": "size"}, "measure 'size': use weight or norm"),
     ):
         with pytest.raises(attnscope.AttnscopeError) as bad:
             attnscope.weights(loaded, SEED, **kwargs)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from attnscope.core.precheck import check_query_text, check_selection
+from attnscope.core.spec import Selection
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED
@@ -87,8 +88,8 @@ def test_query_found_or_left_to_the_tokenizer() -> None:
 
 
 def test_selection_against_counts() -> None:
-    check_selection("0,2", "-1", 3, 4)
-    check_selection("99", "99", None, None)  # counts unknown (a hub id not cached): left to loading
+    check_selection(Selection(layers=[0, 2], heads=[-1]), 3, 4)
+    check_selection(Selection(layers=[99], heads=[99]), None, None)  # counts unknown (a hub id not cached)
     with pytest.raises(AttnscopeError, match="layer 3 is out of range") as bad:
-        check_selection("3", None, 3, 4)
+        check_selection(Selection(layers=[3]), 3, 4)
     assert bad.value.cli_message().startswith("--layer 3 is out of range")

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnscope.core.select import parse_indices
+from attnscope.cli.parse import parse_indices, parse_one
+from attnscope.core.spec import IndexRange, Selection, resolve
 from attnscope.errors import AttnscopeError
 
 
@@ -15,22 +16,52 @@ from attnscope.errors import AttnscopeError
         ("0,3,20-23", [0, 3, 20, 21, 22, 23]),
         ("-2,1", [1, 22]),
         ("3-3", [3]),
+        ("-3--1", [21, 22, 23]),
+        ("20--1", [20, 21, 22, 23]),
     ],
 )
 def test_specs(spec, expected):
-    assert parse_indices(spec, 24, "layer") == expected
+    assert resolve(parse_indices(spec, "layer"), 24, "layer") == expected
+
+
+def test_the_cli_parses_and_the_core_resolves():
+    assert parse_indices("0,3,20-23", "layer") == [0, 3, IndexRange(20, 23)]
+    assert parse_indices(" all ", "head") is None
+    assert Selection(layers=[0, -1], heads=None).layer_indices(24) == [0, 23]
+    assert Selection(layers=[*range(20, 24)]).layer_indices(24) == [20, 21, 22, 23]
+    assert Selection().head_indices(4) == [0, 1, 2, 3]
+    assert parse_one("-1", "layer") == -1
 
 
 @pytest.mark.parametrize(
     "spec,message",
     [
-        ("24", "out of range: the model has 24 layers"),
-        ("3-", "not a range"),
-        ("a", "not a number"),
-        ("5-2", "backwards"),
-        ("1,,2", "empty"),
+        ("3-", "--layer '3-' is not a range"),
+        ("a", "--layer 'a' is not a number"),
+        ("5-2", "--layer '5-2' runs backwards"),
+        ("1,,2", "has an empty item"),
     ],
 )
 def test_bad_specs(spec, message):
     with pytest.raises(AttnscopeError, match=message):
-        parse_indices(spec, 24, "layer")
+        parse_indices(spec, "layer")
+
+
+@pytest.mark.parametrize(
+    "items,message",
+    [
+        ([24], "layer 24 is out of range: the model has 24 layers"),
+        ([IndexRange(-1, 3)], "layer '-1-3' runs backwards"),
+        ([], "layers is empty"),
+    ],
+)
+def test_bad_selections(items, message):
+    with pytest.raises(AttnscopeError, match=message) as bad:
+        Selection(layers=items).layer_indices(24)
+    assert "--" not in bad.value.message
+
+
+@pytest.mark.parametrize("spec", ["all", "0,1", "0-3"])
+def test_one_index(spec):
+    with pytest.raises(AttnscopeError, match=f"--head '{spec}': give one head here"):
+        parse_one(spec, "head")

@@ -102,8 +102,8 @@ def render_cmd(
     out: Output,
 ) -> None:
     """Draw a saved --json result again (weights, heads, mask, matrix, tokens, info, ...): no model needed."""
-    from attnscope.core.consistency import problem
     from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.results.check import problem
 
     result = read_result(file, line)
     try:

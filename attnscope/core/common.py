@@ -1,4 +1,5 @@
-"""Helpers several core modules share: the tolerance two computations are held to, and padding a batch.
+"""Helpers several core modules share: the tolerance two computations are held to, padding a batch,
+and handing rows to ``attnscope.results.derive``.
 
 The rule for reading a mask lives in ``capture.masking``, the typed arguments and their index checks in ``core.spec``.
 This module does not load models and does not print.
@@ -12,11 +13,17 @@ from typing import Any
 import torch
 
 from attnscope.core.tokens import Encoded
+from attnscope.results.derive import F32, f32
 
 
 def tolerance(dtype: torch.dtype) -> float:
     """How far two computations of the same number may differ and still count as equal."""
     return 1e-4 if dtype == torch.float32 else 5e-2
+
+
+def as_array(tensor: torch.Tensor) -> F32:
+    """A tensor as the fp32 numpy array the derivations in ``attnscope.results.derive`` take."""
+    return f32(tensor.detach().cpu().float().numpy())
 
 
 def pad_batch(encs: Sequence[Encoded], pad_id: int, side: str = "left") -> tuple[torch.Tensor, torch.Tensor, list[int]]:

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
+from attnscope.core.common import as_array
 from attnscope.core.precheck import check_settings
 from attnscope.core.segments import prompt_segments, segmented
 from attnscope.core.spec import ChatSpec, Selection
@@ -30,11 +31,10 @@ from attnscope.core.tokens import Encoded, encode_prompt, readable
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Token, Word
-from attnscope.results.generate import GenerateResult, GenerateStep, HeadShare, StopReason, WordShare
+from attnscope.results.derive import generate_keys, step_numbers
+from attnscope.results.generate import GenerateResult, GenerateStep, StopReason
 from attnscope.results.segments import Segment
 
-TOP_WORDS = 3
-TOP_HEADS = 3
 LAYER_GROUPS = 3
 DETAIL = 20  # answer tokens detailed by default
 
@@ -229,24 +229,12 @@ def build_result(
     text, plain, words = answer_tokens(loaded.tokenizer, enc, decoded.ids)
     segments = _segments_of(enc, n_new)
     tokens = segmented(plain, segments)
-    seg_of = [t.segment for t in tokens]
-    seg_index = torch.tensor(seg_of)  # (T,)
-    word_index = torch.tensor([t.word for t in tokens])  # (T,)
-    template = {s.index for s in segments if s.kind == "template"}
-    content = torch.tensor([i > 0 and seg_of[i] not in template for i in range(n_prompt)])  # (P,) the prompt's own text
     groups = layer_groups(layers)
-    group_rows = [[layers.index(layer) for layer in g] for g in groups]
+    keys = generate_keys(tokens, segments, len(words), n_prompt, layers, groups)
     steps = []
     for step, (tid, prob, rows) in enumerate(zip(decoded.ids, decoded.probs, decoded.rows, strict=True)):
-        index = n_prompt + step
-        keys = rows.shape[-1]  # rows: (L, H, keys) with keys == index
-        by_segment = torch.zeros(rows.shape[0], rows.shape[1], len(segments))  # (L, H, S)
-        by_segment.index_add_(2, seg_index[:keys], rows)
-        mean_row = rows.mean(dim=(0, 1))  # (keys,)
-        by_word = torch.zeros(len(words)).index_add_(0, word_index[:keys], mean_row)  # (W,)
-        top = torch.topk(by_word, min(TOP_WORDS, int((by_word > 0).sum()) or 1))
-        on_prompt = rows[:, :, :n_prompt][:, :, content].sum(dim=-1)  # (L, H)
-        best = torch.topk(on_prompt.flatten(), min(TOP_HEADS, on_prompt.numel()))
+        index = n_prompt + step  # rows: (L, H, keys) with keys == index
+        numbers = step_numbers(as_array(rows), keys, layers, heads)
         steps.append(
             GenerateStep(
                 index=index,
@@ -254,15 +242,10 @@ def build_result(
                 text=tokens[index].text,
                 prob=prob,
                 weights=rows.tolist(),
-                segments=by_segment.tolist(),
-                group_segments=[by_segment[g].mean(dim=(0, 1)).tolist() for g in group_rows],
-                top_words=[
-                    WordShare(word=int(w), weight=float(v)) for v, w in zip(top.values, top.indices, strict=True)
-                ],
-                prompt_heads=[
-                    HeadShare(layer=layers[int(i) // len(heads)], head=heads[int(i) % len(heads)], weight=float(v))
-                    for v, i in zip(best.values, best.indices, strict=True)
-                ],
+                segments=numbers.segments,
+                group_segments=numbers.group_segments,
+                top_words=numbers.top_words,
+                prompt_heads=numbers.prompt_heads,
             )
         )
     return GenerateResult(

@@ -13,13 +13,14 @@ from typing import get_args
 import torch
 
 from attnscope.capture import engine
+from attnscope.core.common import as_array
 from attnscope.core.spec import ChatSpec, Text, one_of
 from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span
-from attnscope.core.weights import drop_sink, norm_shares
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import KeySpan, Query, ResultWarning
-from attnscope.results.heads import HeadScore, HeadsResult, QueryAgg, TopHead
+from attnscope.results.derive import F32, drop_sink, heads_numbers, mean, shares
+from attnscope.results.heads import HeadsResult, QueryAgg
 from attnscope.results.weights import Measure
 
 QUERY_AGGS: tuple[QueryAgg, ...] = get_args(QueryAgg)
@@ -33,7 +34,7 @@ def _describe(enc: Encoded, span: list[int]) -> str:
 
 def head_rows_measured(
     loaded: Loaded, enc: Encoded, span: list[int], measure: str
-) -> tuple[torch.Tensor, torch.Tensor | None, float | None]:
+) -> tuple[torch.Tensor, F32 | None, float | None]:
     """(rows, shown, completeness): rows (L, H, P, K) weights; with measure norm, shown is each key's
     share of ||alpha_ij f_h(x_j)|| (``capture.norm``) and completeness the check's max |difference|."""
     ids = torch.tensor([enc.ids])  # (1, T)
@@ -48,17 +49,13 @@ def head_rows_measured(
     if measure != "norm":
         return rows, None, None
     value = torch.stack([got.norms[layer][0] for layer in sorted(layers)])[..., None, :n_keys]  # (L, H, 1, K)
-    _, shares = norm_shares(rows, value)
-    return rows, shares, max(got.completeness.values())
+    return rows, shares(as_array(rows * value)), max(got.completeness.values())
 
 
-def score_heads(
-    rows: torch.Tensor, key: list[int], query_agg: QueryAgg, no_sink: bool
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """rows (L, H, P, K) -> (scores (L, H), aggregated rows (L, H, K))."""
+def query_row(rows: F32, query_agg: QueryAgg, no_sink: bool) -> F32:
+    """rows (L, H, P, K) -> each head's one query row (L, H, K): the last token's, or the mean of the span's."""
     shown = drop_sink(rows) if no_sink else rows
-    agg = shown[:, :, -1, :] if query_agg == "last" else shown.mean(dim=2)  # (L, H, K)
-    return agg[:, :, key].sum(dim=-1), agg
+    return shown[:, :, -1, :] if query_agg == "last" else mean(shown, 2)
 
 
 def heads(
@@ -100,19 +97,9 @@ def heads(
         )
     if no_sink and 0 in k_span:
         warnings.append(ResultWarning(code="sink_key_excluded"))
-    rows, shares, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)
-    scores, agg = score_heads(rows if shares is None else shares, k_span, query_agg, no_sink)
-    groups = info.num_attention_heads // info.num_key_value_heads
-    flat = [
-        HeadScore(layer=layer, head=head, kv_head=head // groups, score=float(scores[layer, head]))
-        for layer in range(scores.shape[0])
-        for head in range(scores.shape[1])
-    ]
-    ranking = sorted(flat, key=lambda s: (-s.score, s.layer, s.head))
-    top_heads = [
-        TopHead(layer=s.layer, head=s.head, kv_head=s.kv_head, score=s.score, row=agg[s.layer, s.head].tolist())
-        for s in ranking[:top]
-    ]
+    rows, shown, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)
+    agg = query_row(as_array(rows) if shown is None else shown, query_agg, no_sink)
+    ranking, top_heads = heads_numbers(agg, k_span, info.num_attention_heads // info.num_key_value_heads, top)
     return HeadsResult(
         model=info,
         text=enc.text,

@@ -18,11 +18,12 @@ from typing import Literal, get_args
 import torch
 
 from attnscope.capture import engine, memory
+from attnscope.core.common import as_array
 from attnscope.core.spec import ChatSpec, one, one_of
 from attnscope.core.tokens import Encoded, check_length, encode_prompt
-from attnscope.core.weights import norm_shares
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
+from attnscope.results.derive import F32, group_cells, shares, total
 from attnscope.results.matrix import By, MatrixResult, MatrixView
 from attnscope.results.weights import Measure
 
@@ -62,32 +63,12 @@ def check_memory(rows: int, cols: int, device: str = "cpu") -> None:
         )
 
 
-def group_cells(
-    weights: torch.Tensor, before: torch.Tensor, groups: list[list[int]], start: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """weights (P, P) over positions start..; groups of absolute token indices.
-
-    Returns (cells (G, G), before (G,)): mean over each row group's queries of the sum
-    over each column group's keys.
-    """
-    n_pos = weights.shape[0]
-    member = torch.zeros(len(groups), n_pos)  # (G, P) one-hot membership
-    for g, idx in enumerate(groups):
-        member[g, [i - start for i in idx]] = 1.0
-    sizes = member.sum(dim=1, keepdim=True)  # (G, 1)
-    summed_keys = weights @ member.T  # (P, G): each query row summed over each key group
-    cells = (member @ summed_keys) / sizes  # (G, G): mean over each query group
-    return cells, (member @ before[:, None])[:, 0] / sizes[:, 0]
-
-
 def _blocks(start: int, end: int, max_groups: int) -> list[list[int]]:
     size = math.ceil((end - start) / max_groups)
     return [list(range(s, min(s + size, end))) for s in range(start, end, size)]
 
 
-def make_view(
-    enc: Encoded, weights: torch.Tensor, before: torch.Tensor, start: int, end: int, by: By, max_groups: int
-) -> MatrixView:
+def make_view(enc: Encoded, weights: F32, before: F32, start: int, end: int, by: By, max_groups: int) -> MatrixView:
     """The drawn grid: by token, by word, or in blocks of tokens when there are more than ``max_groups``."""
     kind: Literal["token", "word", "block"]
     if by == "word":
@@ -147,14 +128,14 @@ def matrix(
     got = engine.run(loaded.model, ids, torch.ones_like(ids), request)
     engine.check_finite(got.rows, heads=[head_i])  # rows hold only this head: name it by its model index
     rows = got.rows[layer_i][0, 0]  # (P, end): the one head's rows
-    weights = rows[:, start:end]  # (P, P)
-    before = rows[:, :start].sum(dim=-1)  # (P,)
+    weights = as_array(rows[:, start:end])  # (P, P)
+    before = total(as_array(rows[:, :start]), -1)  # (P,)
     value_norms = None
-    shown = rows
+    shown = as_array(rows)
     if measure == "norm":
         value_norms = got.norms[layer_i][0, head_i, :end]  # (end,): ||f_h(x_j)|| of this head
-        _, shown = norm_shares(rows, value_norms[None, :])  # (P, end): each row's share of ||alpha f||
-    view = make_view(enc, shown[:, start:end], shown[:, :start].sum(dim=-1), start, end, by, max_groups)
+        shown = shares(as_array(rows * value_norms[None, :]))  # (P, end): each row's share of ||alpha f||
+    view = make_view(enc, shown[:, start:end], total(shown[:, :start], -1), start, end, by, max_groups)
     groups = info.num_attention_heads // info.num_key_value_heads
     return MatrixResult(
         model=info,

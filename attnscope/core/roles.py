@@ -28,12 +28,12 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.ranking import rank
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Token
-from attnscope.results.roles import ROLES, RoleScores, RolesResult, RoleTop
+from attnscope.results.derive import roles_numbers
+from attnscope.results.roles import ROLES, RoleScores, RolesResult
 
 SINK_EPSILON = 0.3  # Gu et al. 2024's threshold
 DEFAULT_LENGTH = 50
@@ -166,8 +166,8 @@ def roles(
         ids, tokens, text = enc.ids, enc.tokens, enc.text
         length, source, bos, used_seed = len(ids), "prompt", False, None
     got = scores(patterns(loaded, ids), torch.tensor(ids))
-    groups = info.num_attention_heads // info.num_key_value_heads
-    sink = got["sink"]
+    grids = RoleScores(**{role: got[role].tolist() for role in ROLES})
+    ranking, sink_rate = roles_numbers(grids, info.num_attention_heads // info.num_key_value_heads, top, SINK_EPSILON)
     return RolesResult(
         model=info,
         source=source,  # type: ignore[arg-type]
@@ -176,8 +176,8 @@ def roles(
         seed=used_seed,
         bos=bos,
         tokens=tokens,
-        scores=RoleScores(**{role: got[role].tolist() for role in ROLES}),
-        top=RoleTop(**{role: rank(got[role].tolist(), groups, top) for role in ROLES}),
+        scores=grids,
+        top=ranking,
         sink_threshold=SINK_EPSILON,
-        sink_rate=float((sink > SINK_EPSILON).float().mean()),
+        sink_rate=sink_rate,
     )

@@ -5,7 +5,9 @@ view are both made from that same object, and ``attnscope render`` rebuilds it
 from JSON with :func:`from_json`. Results hold lists, ints, floats, strings and
 nested result dataclasses only; no tensors. Floats are never rounded here.
 
-This package does not compute anything and never prints.
+The numbers a result derives from its raw values are computed in one place,
+:mod:`attnscope.results.derive` (numpy, no torch), and :mod:`attnscope.results.check`
+compares a saved document with them. Nothing in this package prints.
 """
 
 from __future__ import annotations

@@ -167,3 +167,19 @@ def test_json_lines_say_so_and_render_one_line(cli, model_dir, tmp_path):
     out_of_range = cli("render", str(jsonl), "--line", "3")
     assert out_of_range.exit_code == 2
     assert out_of_range.stderr.splitlines() == [f"attnscope: error: --line 3: {jsonl} has 2 non-blank line(s)"]
+
+
+def test_the_analysis_and_the_check_share_one_derivation(cli, model_dir, tmp_path, monkeypatch):
+    """A change to the derivation reaches both sides: with one top word per step, generate writes one and
+    render accepts it; the same document is refused once the derivation lists three again."""
+    from attnscope.results import derive
+
+    monkeypatch.setattr(derive, "TOP_WORDS", 1)
+    saved = cli("generate", SEED, "-n", "2", "--model", str(model_dir), "--json")
+    assert saved.exit_code == 0, saved.stderr
+    assert all(len(step["top_words"]) == 1 for step in json.loads(saved.stdout)["steps"])
+    path = _write(tmp_path, saved.stdout)
+    assert cli("render", path).exit_code == 0
+    monkeypatch.setattr(derive, "TOP_WORDS", 3)
+    res = cli("render", path)
+    assert res.exit_code == 6 and "1 top words stored, but the rows give" in res.stderr

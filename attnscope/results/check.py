@@ -1,0 +1,267 @@
+"""Derive a saved result's numbers again from its raw values; name the first stored number that disagrees.
+
+``attnscope render`` draws a document written by ``--json`` with no model. The raw values
+(the captured rows, the role scores) are what the model produced; sums, shares, charts
+and rankings are derived from them by ``attnscope.results.derive``, the same functions
+the analyses built the result with. ``problem(result)`` runs them on the document's raw
+values and returns a one-line description of the first stored number that disagrees
+(None when all agree), so an edited document is refused instead of drawn. Where two
+heads or keys tie, either order is accepted. Dispatch is on the result's type; a type
+with nothing derived has no check. No torch; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from attnscope.results import Result
+from attnscope.results import derive as d
+from attnscope.results.generate import GenerateResult, GenerateStep
+from attnscope.results.heads import HeadsResult
+from attnscope.results.matrix import MatrixResult
+from attnscope.results.roles import ROLES, RolesResult
+from attnscope.results.weights import Chart, WeightsResult
+
+TOL = 1e-5
+
+
+def _far(a: float, b: float) -> bool:
+    return not math.isclose(a, b, rel_tol=TOL, abs_tol=TOL)
+
+
+def _shaped(values: object, shape: tuple[int, ...]) -> d.F32 | None:
+    """``values`` as a fp32 array of ``shape``, or None when it is not one."""
+    try:
+        out = d.f32(values)
+    except ValueError:  # ragged lists
+        return None
+    return out if out.shape == shape else None
+
+
+@functools.singledispatch
+def problem(result: Result) -> str | None:
+    """The first stored derived number that disagrees with its raw values, or None."""
+    return None
+
+
+# --- weights ----------------------------------------------------------------------------
+
+
+def _chart_problem(stored: Chart, derived: Chart, what: str) -> str | None:
+    if [b.tokens for b in stored.bars] != [b.tokens for b in derived.bars]:
+        return f"{what}: the bars are not the keys {[b.tokens for b in derived.bars]}"
+    for have, want in zip(stored.bars, derived.bars, strict=True):
+        if _far(have.weight, want.weight):
+            return (
+                f"{what}: the bar of tokens {have.tokens} is {have.weight:.6g}, but the weights give {want.weight:.6g}"
+            )
+    if _far(stored.total, derived.total):
+        return f"{what}: the stored sum {stored.total:.6g} is not the sum of its bars {derived.total:.6g}"
+    return None
+
+
+def _weights_raw(r: WeightsResult) -> tuple[d.F32, d.F32 | None] | str:
+    """The rows and, with measure norm, the raw alpha ||f||; or what is wrong with them."""
+    shape = (len(r.layers), len(r.heads), r.query.index + 1)
+    weights = _shaped(r.weights, shape)
+    if weights is None or not weights.size:
+        return f"weights is not [layers][heads][{shape[-1]}]"
+    if r.measure != "norm":
+        return weights, None
+    norms = _shaped(r.norms, shape)
+    if norms is None:
+        return f"norms is not [layers][heads][{shape[-1]}] like weights"
+    if (norms < 0).any() or ((weights == 0) & (norms > TOL)).any():
+        return "norms: a key with weight 0 (or a negative norm) has a norm"
+    return weights, norms
+
+
+def _hardest_problem(r: WeightsResult, derived: d.WeightsNumbers, shown: d.F32) -> str | None:
+    by_key = {tuple(h.tokens): h for h in derived.hardest}
+    for h in r.hardest:
+        want = by_key.get(tuple(h.tokens))
+        own = -1.0
+        if h.layer in r.layers and h.head in r.heads:
+            own = float(d.on_key(shown[r.layers.index(h.layer), r.heads.index(h.head)], h.tokens))
+        if want is None or _far(h.weight, want.weight) or _far(h.weight, own):
+            best = f"L{want.layer} H{want.head} {want.weight:.6g}" if want else "no such key"
+            return f"who looks hardest at {h.label}: L{h.layer} H{h.head} {h.weight:.6g}, but the weights give {best}"
+    return None
+
+
+def _strip_problem(r: WeightsResult, derived: d.WeightsNumbers) -> str | None:
+    want = derived.strip
+    if r.strip.layers != want.layers or _shaped(r.strip.values, (len(want.keys), len(want.layers))) is None:
+        return f"strip: not [{len(want.keys)} keys][{len(want.layers)} layers]"
+    for key, have_row, want_row in zip(want.keys, r.strip.values, want.values, strict=True):
+        for layer, have, value in zip(want.layers, have_row, want_row, strict=True):
+            if _far(have, value):
+                return f"strip: {key} at layer {layer} is {have:.6g}, but the weights give {value:.6g}"
+    return None
+
+
+def _per_head_problem(r: WeightsResult, derived: d.WeightsNumbers) -> str | None:
+    by_head = {(c.layer, c.head): c for c in derived.per_head}
+    for c in r.per_head:
+        want = by_head.get((c.layer, c.head))
+        if want is None:
+            return f"per-head chart L{c.layer} H{c.head} is not among the selected layers and heads"
+        bad = _chart_problem(c, want, f"L{c.layer} H{c.head}")
+        if bad:
+            return bad
+    return None
+
+
+@problem.register
+def _weights(r: WeightsResult) -> str | None:
+    raw = _weights_raw(r)
+    if isinstance(raw, str):
+        return raw
+    weights, norms = raw
+    groups = r.model.num_attention_heads // max(1, r.model.num_key_value_heads)
+    keys = d.weight_keys(r.tokens, r.words, r.segments, r.query.index, r.view.by)
+    derived = d.weights_numbers(weights, norms, keys, r.query.index, r.layers, r.heads, groups, r.view)
+    shown = d.weights_shown(weights, norms, r.view.no_sink)
+    bad = (
+        _chart_problem(r.chart, derived.chart, "chart")
+        or _per_head_problem(r, derived)
+        or _strip_problem(r, derived)
+        or _hardest_problem(r, derived, shown)
+    )
+    if bad:
+        return bad
+    if r.sink_share is not None and _far(r.sink_share, d.position0_share(shown, r.view.agg)):
+        return f"sink_share {r.sink_share:.6g} is not position 0's share {d.position0_share(shown, r.view.agg):.6g}"
+    return None
+
+
+# --- heads, matrix, roles ---------------------------------------------------------------
+
+
+@problem.register
+def _heads(r: HeadsResult) -> str | None:
+    scores = [s.score for s in r.ranking]
+    if any(a < b for a, b in zip(scores, scores[1:], strict=False)):
+        return "ranking: the heads are not in descending order of score"
+    by_head = {(s.layer, s.head): s.score for s in r.ranking}
+    for place, top in enumerate(r.top, start=1):
+        if place > len(r.ranking) or (r.ranking[place - 1].layer, r.ranking[place - 1].head) != (top.layer, top.head):
+            return f"top {place}: L{top.layer} H{top.head} is not the ranking's head at that place"
+        from_row = float(d.key_scores(d.f32(top.row), r.key.span))
+        if _far(top.score, from_row) or _far(by_head[(top.layer, top.head)], from_row):
+            return f"L{top.layer} H{top.head}: the score {top.score:.6g} is not its row summed over the key ({from_row:.6g})"
+    return None
+
+
+@problem.register
+def _matrix(r: MatrixResult) -> str | None:
+    start = r.window[0]
+    for i, (row, before) in enumerate(zip(r.weights, r.before, strict=True)):
+        row_total = sum(row[: i + 1]) + before
+        if _far(row_total, 1.0):
+            return f"row of query position {start + i}: its weights and 'before' add up to {row_total:.6g}, not 1"
+    if r.measure == "norm" or r.view.by == "token":
+        return None  # a norm view needs the keys before the window; a token view is the weights themselves
+    cells, before_g = d.group_cells(d.f32(r.weights), d.f32(r.before), r.view.groups, start)
+    for g, (have_row, want_row) in enumerate(zip(r.view.cells, cells.tolist(), strict=True)):
+        for c, (have, want) in enumerate(zip(have_row, want_row, strict=True)):
+            if _far(have, want):
+                return f"view: the cell of groups {g} and {c} is {have:.6g}, but the weights give {want:.6g}"
+    if any(_far(have, want) for have, want in zip(r.view.before, before_g.tolist(), strict=True)):
+        return "view: a group's weight before the window disagrees with the weights"
+    return None
+
+
+@problem.register
+def _roles(r: RolesResult) -> str | None:
+    groups = r.model.num_attention_heads // max(1, r.model.num_key_value_heads)
+    ranking, rate = d.roles_numbers(r.scores, groups, len(r.top.previous_token), r.sink_threshold)
+    for role in ROLES:
+        for have, want in zip(getattr(r.top, role), getattr(ranking, role), strict=True):
+            if (have.layer, have.head) != (want.layer, want.head) or _far(have.score, want.score):
+                return (
+                    f"top {role}: L{have.layer} H{have.head} {have.score:.6g} stored where the scores rank "
+                    f"L{want.layer} H{want.head} {want.score:.6g}"
+                )
+    if _far(r.sink_rate, rate):
+        return f"sink_rate {r.sink_rate:.6g} is not the share of heads over {r.sink_threshold} ({rate:.6g})"
+    return None
+
+
+# --- generate ---------------------------------------------------------------------------
+
+
+def _first_off(have: Sequence[float], want: Sequence[float], own: Sequence[float]) -> int | None:
+    """The first place whose stored weight is neither the derived one at that place nor the item's own."""
+    for place, (h, w, o) in enumerate(zip(have, want, own, strict=False)):
+        if _far(h, w) or _far(h, o):
+            return place
+    return None
+
+
+def _shares_problem(r: GenerateResult, step: GenerateStep, numbers: d.StepNumbers, what: str) -> str | None:
+    n_segments = len(r.segments)
+    if _shaped(step.segments, (len(r.layers), len(r.heads), n_segments)) is None:
+        return f"{what}: segments is not [layers][heads][{n_segments}]"
+    have, want = d.f32(step.segments), d.f32(numbers.segments)
+    far = ~np.isclose(have, want, rtol=TOL, atol=TOL)
+    if far.any():
+        li, hi, si = (int(i) for i in np.argwhere(far)[0])
+        return f"{what}: the share of segment {si} at L{r.layers[li]} H{r.heads[hi]} disagrees with its row"
+    for g, (have_g, want_g) in enumerate(zip(step.group_segments, numbers.group_segments, strict=True)):
+        for si, (h, w) in enumerate(zip(have_g, want_g, strict=True)):
+            if _far(h, w):
+                return f"{what}: the share of segment {si} in layer group {g} disagrees with the segment shares"
+    return None
+
+
+def _words_problem(r: GenerateResult, step: GenerateStep, numbers: d.StepNumbers, what: str) -> str | None:
+    if len(step.top_words) != len(numbers.top_words):
+        return f"{what}: {len(step.top_words)} top words stored, but the rows give {len(numbers.top_words)}"
+    own = [float(numbers.by_word[s.word]) if 0 <= s.word < len(r.words) else -1.0 for s in step.top_words]
+    place = _first_off([s.weight for s in step.top_words], [s.weight for s in numbers.top_words], own)
+    if place is None:
+        return None
+    share = step.top_words[place]
+    return f"{what}: the weight of word {share.word} is {share.weight:.6g}, but the rows give {own[place]:.6g}"
+
+
+def _heads_problem(r: GenerateResult, step: GenerateStep, numbers: d.StepNumbers, what: str) -> str | None:
+    if len(step.prompt_heads) != len(numbers.prompt_heads):
+        return f"{what}: {len(step.prompt_heads)} prompt heads stored, but the rows give {len(numbers.prompt_heads)}"
+    own = [
+        float(numbers.on_prompt[r.layers.index(h.layer), r.heads.index(h.head)])
+        if h.layer in r.layers and h.head in r.heads
+        else -1.0
+        for h in step.prompt_heads
+    ]
+    place = _first_off([h.weight for h in step.prompt_heads], [h.weight for h in numbers.prompt_heads], own)
+    if place is None:
+        return None
+    h = step.prompt_heads[place]
+    return f"{what}: L{h.layer} H{h.head} puts {own[place]:.6g} on the prompt, not {h.weight:.6g}"
+
+
+@problem.register
+def _generate(r: GenerateResult) -> str | None:
+    keys = d.generate_keys(r.tokens, r.segments, len(r.words), r.prompt_len, r.layers, r.layer_groups)
+    for n, step in enumerate(r.steps):
+        what = f"step {n} (position {step.index})"
+        if len(step.weights) != len(r.layers) or any(len(h) != len(r.heads) for h in step.weights):
+            return f"{what}: weights is not [layers][heads][keys]"
+        rows = _shaped(step.weights, (len(r.layers), len(r.heads), step.index))
+        if rows is None:
+            return f"{what}: a row does not have {step.index} keys (positions 0~{step.index - 1})"
+        numbers = d.step_numbers(rows, keys, r.layers, r.heads)
+        bad = (
+            _shares_problem(r, step, numbers, what)
+            or _words_problem(r, step, numbers, what)
+            or _heads_problem(r, step, numbers, what)
+        )
+        if bad:
+            return bad
+    return None

@@ -1,0 +1,365 @@
+"""The derived numbers of each result, computed from its raw values: written once, in numpy.
+
+A result holds raw values (the captured attention rows, the role scores) and numbers
+derived from them (chart bars and their sums, segment shares, rankings, the sink share).
+The analyses in ``attnscope.core`` build their results with the functions here, handing
+in their tensors as numpy arrays; ``attnscope.results.check`` calls the same functions on
+the raw values of a saved document and compares. So a change to tie-breaking,
+``no_sink`` or the arithmetic is made in one place.
+
+Arithmetic is fp32, as the captured rows are, except that sums accumulate in fp64 and
+are rounded to fp32 once: the result of a sum then does not depend on the order or memory
+layout of the values, and a JSON array gives the same number as the tensor it came from.
+Nothing here imports torch, reads files or prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from attnscope.errors import AttnscopeError
+from attnscope.results.common import Token, Word
+from attnscope.results.generate import HeadShare, WordShare
+from attnscope.results.heads import HeadScore, TopHead
+from attnscope.results.roles import ROLES, RankedHead, RoleScores, RoleTop
+from attnscope.results.segments import Segment, SegmentedToken
+from attnscope.results.weights import Bar, By, Chart, Hardest, Strip, WeightsView
+
+F32 = npt.NDArray[np.float32]
+TINY = np.float32(1e-30)  # the floor of a denominator, so a row of zeros stays zeros
+HARDEST_KEPT = 20  # keys listed under "who looks hardest"
+TOP_WORDS = 3  # generate: words listed per step
+TOP_HEADS = 3  # generate: heads listed per step
+
+
+def f32(values: Any) -> F32:
+    """Values (a nested list from JSON, or an array) as a fp32 array."""
+    return np.asarray(values, dtype=np.float32)
+
+
+def total(a: npt.NDArray[Any], axis: int | tuple[int, ...] = -1) -> F32:
+    """The sum over ``axis``, accumulated in fp64 and rounded to fp32."""
+    return np.asarray(a.sum(axis=axis, dtype=np.float64), dtype=np.float32)
+
+
+def mean(a: npt.NDArray[Any], axis: int | tuple[int, ...]) -> F32:
+    """The fp32 mean over ``axis``: its sum (see :func:`total`) divided by the count in fp32."""
+    axes = (axis,) if isinstance(axis, int) else axis
+    count = np.float32(np.prod([a.shape[i] for i in axes]))
+    return np.asarray(total(a, axis) / count, dtype=np.float32)
+
+
+# --- shared steps -----------------------------------------------------------------------
+
+
+def shares(measured: F32) -> F32:
+    """Each key's share of its row: measured (..., K) divided by the row's sum."""
+    return np.asarray(measured / np.maximum(total(measured, -1), TINY)[..., None], dtype=np.float32)
+
+
+def drop_sink(rows: F32) -> F32:
+    """rows (..., K): position 0 set to 0 and each row renormalised over the rest."""
+    if rows.shape[-1] < 2:
+        raise AttnscopeError(
+            "no_sink: the query is position 0, so nothing is left once position 0 is excluded", option="no_sink"
+        )
+    out = rows.copy()
+    out[..., 0] = 0.0
+    return shares(out)
+
+
+def ranked(grid: F32) -> list[tuple[int, int, float]]:
+    """Every (layer, head, score) of a [layer][head] grid: score descending; ties by layer, then head."""
+    flat = [(layer, head, float(v)) for (layer, head), v in np.ndenumerate(grid)]
+    flat.sort(key=lambda s: (-s[2], s[0], s[1]))
+    return flat
+
+
+def order(values: F32) -> list[int]:
+    """Indices of a 1-d array by value descending; ties by index."""
+    return [int(i) for i in np.argsort(-values, kind="stable")]
+
+
+# --- weights ----------------------------------------------------------------------------
+
+# (label, token indices, partial: a word or segment cut at the query, segment index with by segment)
+Key = tuple[str, list[int], bool, int | None]
+
+
+def segment_label(segment: Segment) -> str:
+    """A segment's label in JSON: its kind, and its turn for a user or assistant turn (``user 2``)."""
+    return segment.kind if segment.turn is None or segment.kind == "system" else f"{segment.kind} {segment.turn}"
+
+
+def weight_keys(
+    tokens: Sequence[Token], words: Sequence[Word], segments: Sequence[Segment], q: int, by: By
+) -> list[Key]:
+    """The chart's keys up to the query ``q``: one per token, word or segment (``by``), in order.
+
+    With ``by`` segment each segment's tokens up to the query form one key (the template's
+    tokens are one key wherever they sit)."""
+    if by == "token":
+        return [(tokens[i].label, [i], False, None) for i in range(q + 1)]
+    keys: list[Key] = []
+    groups = (
+        [(segment_label(s), s.tokens, s.index) for s in segments]
+        if by == "segment"
+        else [(w.text, w.tokens, None) for w in words]
+    )
+    for label, members, segment in groups:
+        kept = [i for i in members if i <= q]
+        if kept:
+            keys.append((label, kept, len(kept) < len(members), segment))
+    return keys
+
+
+def weights_shown(weights: F32, measured: F32 | None, no_sink: bool) -> F32:
+    """What the charts show per token (L, H, K): the weights, or with ``measured`` (raw
+    alpha ||f||) each key's share of it; with ``no_sink`` position 0 dropped and renormalised."""
+    base = weights if measured is None else shares(measured)
+    return drop_sink(base) if no_sink else base
+
+
+def group(shown: F32, keys: Sequence[Key], by: By) -> F32:
+    """shown (..., q+1) summed over each key's tokens: (..., len(keys))."""
+    if by == "token":
+        return shown
+    return np.stack([total(shown[..., members], -1) for _, members, _, _ in keys], axis=-1)
+
+
+def combine(flat: F32, agg: str) -> F32:
+    """Rows (N, K) combined over N: their mean, or their max with ``agg`` max."""
+    return mean(flat, 0) if agg == "mean" else np.asarray(flat.max(axis=0), dtype=np.float32)
+
+
+def position0_share(shown: F32, agg: str) -> float:
+    """Position 0's share over all selected rows (shown (L, H, K), token space)."""
+    return float(combine(shown.reshape(-1, shown.shape[-1]), agg)[0])
+
+
+def sink_share(shown: F32, agg: str) -> float | None:
+    """Position 0's share when it is the largest of all tokens (an attention sink), else None."""
+    if shown.shape[-1] < 2:
+        return None
+    combined = combine(shown.reshape(-1, shown.shape[-1]), agg)
+    return float(combined[0]) if int(combined.argmax()) == 0 else None
+
+
+def on_key(shown: F32, members: Sequence[int]) -> F32:
+    """Each row's weight on one key's tokens (position 0 left out): shown (..., K) -> (...)."""
+    return total(shown[..., [i for i in members if i != 0]], -1)
+
+
+def hardest(
+    shown: F32, keys: Sequence[Key], q: int, layers: Sequence[int], heads: Sequence[int], groups: int
+) -> list[Hardest]:
+    """For each key other than position 0 alone and the query's own key: the selected head that puts
+    the most on it (the first in layer, head order on a tie). Weight descending, at most HARDEST_KEPT."""
+    out = []
+    for label, members, _, segment in keys:
+        counted = [i for i in members if i != 0]
+        if not counted or q in members:
+            continue
+        weight = on_key(shown, counted)  # (L, Hsel)
+        li, hi = divmod(int(weight.argmax()), weight.shape[1])
+        out.append(
+            Hardest(
+                label=label,
+                tokens=counted,
+                layer=layers[li],
+                head=heads[hi],
+                kv_head=heads[hi] // groups,
+                weight=float(weight[li, hi]),
+                segment=segment,
+            )
+        )
+    out.sort(key=lambda h: (-h.weight, h.tokens[0]))
+    return out[:HARDEST_KEPT]
+
+
+def chart(values: F32, keys: Sequence[Key], q: int, no_sink: bool, **where: int | None) -> Chart:
+    """The bars of one chart (values: one per key) and their sum."""
+    bars = [
+        Bar(
+            label=label,
+            tokens=members,
+            weight=v,
+            is_query=q in members,
+            excluded=no_sink and 0 in members and len(members) == 1,
+            partial=partial,
+            segment=segment,
+        )
+        for (label, members, partial, segment), v in zip(keys, values.tolist(), strict=True)
+    ]
+    return Chart(bars=bars, total=float(total(values)), **where)
+
+
+@dataclass(frozen=True)
+class WeightsNumbers:
+    """Everything a weights result derives from its rows."""
+
+    chart: Chart
+    strip: Strip
+    per_head: list[Chart]
+    sink_share: float | None
+    hardest: list[Hardest]
+
+
+def weights_numbers(
+    weights: F32,
+    measured: F32 | None,
+    keys: Sequence[Key],
+    q: int,
+    layers: Sequence[int],
+    heads: Sequence[int],
+    groups: int,
+    view: WeightsView,
+) -> WeightsNumbers:
+    """weights (L, Hsel, q+1) raw rows; ``measured`` raw alpha ||f|| of the same shape (measure norm) or None;
+    ``groups`` query heads per KV head."""
+    shown = weights_shown(weights, measured, view.no_sink)
+    grouped = group(shown, keys, view.by)  # (L, Hsel, K)
+    combined = combine(grouped.reshape(-1, grouped.shape[-1]), view.agg)
+    per_head = []
+    if view.per_head:
+        for li, layer in enumerate(layers):
+            for hi, head in enumerate(heads):
+                per_head.append(
+                    chart(grouped[li, hi], keys, q, view.no_sink, layer=layer, head=head, kv_head=head // groups)
+                )
+    return WeightsNumbers(
+        chart=chart(combined, keys, q, view.no_sink),
+        strip=Strip(layers=list(layers), keys=[k for k, _, _, _ in keys], values=mean(grouped, 1).T.tolist()),
+        per_head=per_head,
+        sink_share=None if view.no_sink else sink_share(shown, view.agg),
+        hardest=hardest(shown, keys, q, layers, heads, groups),
+    )
+
+
+# --- heads ------------------------------------------------------------------------------
+
+
+def key_scores(rows: F32, key: Sequence[int]) -> F32:
+    """Each row's weight on the key span, summed over its tokens: rows (..., K) -> (...)."""
+    return total(rows[..., [k for k in key if k < rows.shape[-1]]], -1)
+
+
+def heads_numbers(rows: F32, key: Sequence[int], groups: int, top: int) -> tuple[list[HeadScore], list[TopHead]]:
+    """rows (L, H, K): every head's aggregated query row. The ranking of every head by its weight on
+    the key, and the first ``top`` of it with their rows."""
+    ranking = [
+        HeadScore(layer=layer, head=head, kv_head=head // groups, score=score)
+        for layer, head, score in ranked(key_scores(rows, key))
+    ]
+    return ranking, [
+        TopHead(layer=s.layer, head=s.head, kv_head=s.kv_head, score=s.score, row=rows[s.layer, s.head].tolist())
+        for s in ranking[:top]
+    ]
+
+
+# --- roles ------------------------------------------------------------------------------
+
+
+def rank(grid: F32, groups: int, top: int) -> list[RankedHead]:
+    """The ``top`` heads of a [layer][head] grid, score descending; ties by layer, then head."""
+    return [
+        RankedHead(layer=layer, head=head, kv_head=head // groups, score=score)
+        for layer, head, score in ranked(grid)[:top]
+    ]
+
+
+def roles_numbers(scores: RoleScores, groups: int, top: int, threshold: float) -> tuple[RoleTop, float]:
+    """Each role's top heads, and the share of all heads whose sink score exceeds ``threshold``."""
+    ranking = RoleTop(**{role: rank(f32(getattr(scores, role)), groups, top) for role in ROLES})
+    over = np.asarray(f32(scores.sink) > np.float32(threshold), dtype=np.float32)
+    return ranking, float(mean(over.reshape(-1), 0)) if over.size else 0.0
+
+
+# --- matrix -----------------------------------------------------------------------------
+
+
+def group_cells(weights: F32, before: F32, groups: Sequence[Sequence[int]], start: int) -> tuple[F32, F32]:
+    """weights (P, P) over positions start..; groups of absolute token indices.
+
+    Returns (cells (G, G), before (G,)): mean over each row group's queries of the sum
+    over each column group's keys."""
+    summed = np.stack([total(weights[:, [i - start for i in g]], -1) for g in groups], axis=-1)  # (P, G)
+    cells = np.stack([mean(summed[[i - start for i in g]], 0) for g in groups])  # (G, G)
+    return cells, np.stack([mean(before[[i - start for i in g]], 0) for g in groups])
+
+
+# --- generate ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerateKeys:
+    """What a generate result's steps are summed over, from its tokens: each key's segment and word."""
+
+    segment: npt.NDArray[np.intp]  # (T,): the segment of each token
+    word: npt.NDArray[np.intp]  # (T,): the word of each token
+    n_segments: int
+    n_words: int
+    content: npt.NDArray[np.bool_]  # (prompt_len,): the prompt's own text (not position 0, not the template)
+    group_rows: list[list[int]]  # per layer group: the indices of its layers among the selected ones
+
+
+def generate_keys(
+    tokens: Sequence[SegmentedToken],
+    segments: Sequence[Segment],
+    n_words: int,
+    prompt_len: int,
+    layers: Sequence[int],
+    layer_groups: Sequence[Sequence[int]],
+) -> GenerateKeys:
+    seg_of = [t.segment for t in tokens]
+    template = {s.index for s in segments if s.kind == "template"}
+    return GenerateKeys(
+        segment=np.asarray(seg_of, dtype=np.intp),
+        word=np.asarray([t.word for t in tokens], dtype=np.intp),
+        n_segments=len(segments),
+        n_words=n_words,
+        content=np.asarray([i > 0 and seg_of[i] not in template for i in range(prompt_len)], dtype=np.bool_),
+        group_rows=[[list(layers).index(layer) for layer in g] for g in layer_groups],
+    )
+
+
+@dataclass(frozen=True)
+class StepNumbers:
+    """Everything one generate step derives from its rows."""
+
+    segments: list[list[list[float]]]  # [layer][head][segment]
+    group_segments: list[list[float]]  # [group][segment]
+    top_words: list[WordShare]
+    prompt_heads: list[HeadShare]
+    by_word: F32  # (W,): every word's weight, mean over layers and heads
+    on_prompt: F32  # (L, H): every head's weight on the prompt's own text
+
+
+def step_numbers(rows: F32, keys: GenerateKeys, layers: Sequence[int], heads: Sequence[int]) -> StepNumbers:
+    """rows (L, H, K): one step's raw rows over keys 0..K-1."""
+    n_keys = rows.shape[-1]
+    member = np.zeros((n_keys, keys.n_segments))  # (K, S) one-hot, fp64
+    member[np.arange(n_keys), keys.segment[:n_keys]] = 1.0
+    by_segment = np.asarray(rows.astype(np.float64) @ member, dtype=np.float32)  # (L, H, S)
+    by_word = np.asarray(
+        np.bincount(keys.word[:n_keys], weights=mean(rows, (0, 1)), minlength=keys.n_words), dtype=np.float32
+    )
+    on_prompt = total(rows[:, :, : keys.content.shape[0]][:, :, keys.content], -1)  # (L, H)
+    kept = min(TOP_WORDS, int((by_word > 0).sum()) or 1)
+    flat = on_prompt.reshape(-1)
+    return StepNumbers(
+        segments=by_segment.tolist(),
+        group_segments=[mean(by_segment[g], (0, 1)).tolist() for g in keys.group_rows],
+        top_words=[WordShare(word=w, weight=float(by_word[w])) for w in order(by_word)[:kept]],
+        prompt_heads=[
+            HeadShare(layer=layers[i // len(heads)], head=heads[i % len(heads)], weight=float(flat[i]))
+            for i in order(flat)[:TOP_HEADS]
+        ],
+        by_word=by_word,
+        on_prompt=on_prompt,
+    )

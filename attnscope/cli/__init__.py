@@ -1,7 +1,8 @@
 """The ``attnscope`` command line: a Typer app whose commands live one per module.
 
 Only option parsing and printing happen here; each command calls the core and prints
-its result in exactly one place (``common.emit``). Importing this package must not
+its result in exactly one place (``options.Output.emit``). The commands are registered from
+the command table (``attnscope.commands``), in its order. Importing this package must not
 import torch or transformers, so ``--help`` stays fast.
 """
 
@@ -36,44 +37,17 @@ def _root(
     """Inspect what attention does inside a real Qwen2.5-family model."""
 
 
-# The command table, in the order --help lists it: each module registers its command(s)
-# with ``@app.command`` on import, so a missing module is an import error.
-# isort: off
-from attnscope.cli import weights  # noqa: E402
-from attnscope.cli import heads  # noqa: E402
-from attnscope.cli import matrix  # noqa: E402
-from attnscope.cli import mask  # noqa: E402
-from attnscope.cli import tokens  # noqa: E402
-from attnscope.cli import info  # noqa: E402
-from attnscope.cli import trace  # noqa: E402
-from attnscope.cli import explain  # noqa: E402
-from attnscope.cli import rope  # noqa: E402
-from attnscope.cli import reuse  # noqa: E402
-from attnscope.cli import render  # noqa: E402
-from attnscope.cli import roles  # noqa: E402
-from attnscope.cli import generate  # noqa: E402
-from attnscope.cli import explore  # noqa: E402
+def _register() -> None:
+    """Register every command of the table under its name, in the table's order (--help's)."""
+    from attnscope.commands import COMMANDS, resolve
 
-# isort: on
+    for row in COMMANDS:
+        app.command(row.name)(resolve(row.cli))
 
-__all__ = [
-    "app",
-    "explain",
-    "generate",
-    "explore",
-    "heads",
-    "info",
-    "main",
-    "mask",
-    "matrix",
-    "render",
-    "reuse",
-    "roles",
-    "rope",
-    "tokens",
-    "trace",
-    "weights",
-]
+
+_register()
+
+__all__ = ["app", "main"]
 
 
 def main() -> None:

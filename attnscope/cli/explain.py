@@ -6,25 +6,13 @@ from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    Chat,
-    HeadOpt,
-    LayerOpt,
-    Model,
-    Output,
-    PromptArg,
-    Query,
-    handle_errors,
-    option_groups,
-    read_prompt,
-)
-from attnscope.cli.trace import fail_if_not_ok
+from attnscope.cli.command import command
+from attnscope.cli.exits import fail_if_not_ok
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import Chat, HeadOpt, LayerOpt, Model, Output, PromptArg, Query
 
 
-@app.command("explain")
-@handle_errors
-@option_groups
+@command
 def explain_cmd(
     prompt: PromptArg,
     layer: LayerOpt,
@@ -55,4 +43,4 @@ def explain_cmd(
 
     result = explain(loaded, text, layer=layer_i, head=head_i, query=asked, chat=spec, dims=dims)
     out.emit(result)
-    fail_if_not_ok(result, "the hand computation does not match the model's weights or output")
+    fail_if_not_ok(out.terminal, result, "the hand computation does not match the model's weights or output")

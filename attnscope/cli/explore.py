@@ -6,25 +6,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    Chat,
-    Model,
-    PromptArg,
-    handle_errors,
-    option_groups,
-    read_prompt,
-    stderr_line,
-    warning_line,
-)
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import Chat, Model, PromptArg
+from attnscope.cli.terminal import Terminal, warning_line
 
 if TYPE_CHECKING:
     from attnscope.core.spec import QuerySpec
 
 
-@app.command("explore")
-@handle_errors
-@option_groups
+@command
 def explore_cmd(
     prompt: PromptArg,
     output: Annotated[str, typer.Option("--output", "-o", help="The HTML file to write (one file, no network).")],
@@ -52,6 +43,7 @@ def explore_cmd(
     *,
     model: Model,
     chat: Chat,
+    terminal: Terminal,
 ) -> None:
     """Write one HTML page (inline script, embedded data, no network): click a token to make it the query,
     pick a head, a layer or all of them, see the chart, the layers x heads grid and the causal matrix."""
@@ -68,8 +60,8 @@ def explore_cmd(
     asked: list[QuerySpec] = [*(query or []), *(pos or [])]  # the texts, then the positions
     data = explore(model.load(), text, queries=asked, key=key, chat=spec)
     for warning in data.warnings:
-        stderr_line(f"attnscope: {warning_line(warning, page_lang)}")
+        terminal.line(f"attnscope: {warning_line(warning, page_lang)}")
     html = page(data, page_lang)
     write_atomic(output, html)
     size = f"{len(html.encode('utf-8')) / 1e6:.1f} MB"
-    stderr_line(f"attnscope: {t(page_lang, 'explore.wrote', path=output, size=size)}")
+    terminal.line(f"attnscope: {t(page_lang, 'explore.wrote', path=output, size=size)}")

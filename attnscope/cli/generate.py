@@ -8,29 +8,15 @@ from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    Chat,
-    HeadOpt,
-    LayerOpt,
-    MessagesOpt,
-    Model,
-    Output,
-    handle_errors,
-    option_groups,
-    progress,
-    read_messages,
-    read_prompt,
-    stderr_lang,
-    stderr_line,
-)
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_messages, read_prompt
+from attnscope.cli.options import Chat, HeadOpt, LayerOpt, MessagesOpt, Model, Output
+from attnscope.cli.terminal import Terminal
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 
-@app.command("generate")
-@handle_errors
-@option_groups
+@command
 def generate_cmd(
     prompt: Annotated[
         str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Optional with --messages.")
@@ -53,6 +39,7 @@ def generate_cmd(
     model: Model,
     chat: Chat,
     out: Output,
+    terminal: Terminal,
 ) -> None:
     """Generate an answer with the KV cache; show where each new token looked (captured in the same step)."""
     # Everything that needs no weights is checked before torch is imported.
@@ -74,7 +61,7 @@ def generate_cmd(
     try:
         loaded = model.load(selection=selection)  # the model path and the selection, from the config
     except KeyboardInterrupt:
-        stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_before')}")
+        terminal.line(f"attnscope: {t(terminal.lang, 'progress.interrupted_before')}")
         raise typer.Exit(INTERRUPTED) from None
     from attnscope.core.generate import Interrupted, generate
 
@@ -82,7 +69,7 @@ def generate_cmd(
 
         def on_token(ids: list[int]) -> None:
             done[:] = ids
-            progress(t(stderr_lang(), "progress.generating", n=len(ids), total=max_new_tokens))
+            terminal.progress(t(terminal.lang, "progress.generating", n=len(ids), total=max_new_tokens))
 
         result = generate(
             loaded,
@@ -97,11 +84,11 @@ def generate_cmd(
         )
     except Interrupted as exc:
         answer = loaded.tokenizer.decode(exc.ids)
-        stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_after', n=len(exc.ids))}")
+        terminal.line(f"attnscope: {t(terminal.lang, 'progress.interrupted_after', n=len(exc.ids))}")
         sys.stderr.write(answer + "\n")
         sys.stderr.flush()
         raise typer.Exit(INTERRUPTED) from None
     except KeyboardInterrupt:
-        stderr_line(f"attnscope: {t(stderr_lang(), 'progress.interrupted_before')}")
+        terminal.line(f"attnscope: {t(terminal.lang, 'progress.interrupted_before')}")
         raise typer.Exit(INTERRUPTED) from None
     out.emit(result)

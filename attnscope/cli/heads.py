@@ -6,24 +6,12 @@ from typing import Annotated, Literal, get_args
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    Chat,
-    MeasureOpt,
-    Model,
-    NoSinkOpt,
-    OccurrenceOpt,
-    Output,
-    PromptArg,
-    handle_errors,
-    option_groups,
-    read_prompt,
-)
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import Chat, MeasureOpt, Model, NoSinkOpt, OccurrenceOpt, Output, PromptArg
 
 
-@app.command("heads")
-@handle_errors
-@option_groups
+@command
 def heads_cmd(
     prompt: PromptArg,
     query: Annotated[str, typer.Option("--query", "-q", help="Text in the prompt whose row is scored.")],

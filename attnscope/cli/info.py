@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from attnscope.cli import app
-from attnscope.cli.common import Output, Source, handle_errors, option_groups
+from attnscope.cli.command import command
+from attnscope.cli.options import Output, Source
 
 
-@app.command("info")
-@handle_errors
-@option_groups
+@command
 def info_cmd(source: Source, out: Output) -> None:
     """Layers, heads, KV heads and their GQA grouping, sizes, rope_theta, parameters: no weights loaded."""
     from attnscope.core.info import info

@@ -12,14 +12,13 @@ from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import Chat, Model, Output, handle_errors, option_groups, read_prompt, stderr_line
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import Chat, Model, Output
 from attnscope.errors import AttnscopeError, ExitCode
 
 
-@app.command("mask")
-@handle_errors
-@option_groups
+@command
 def mask_cmd(
     prompts: Annotated[
         list[str] | None,
@@ -78,7 +77,7 @@ def mask_cmd(
     result = mask(loaded, texts, padding_side=side_, chat=spec, max_size=max_size)
     out.emit(result)
     if not (result.agrees_with_model and result.agrees_with_eager):
-        stderr_line("attnscope: the grid disagrees with the mask the model applied (see the checks above)")
+        out.terminal.line("attnscope: the grid disagrees with the mask the model applied (see the checks above)")
         raise typer.Exit(int(ExitCode.NUMERIC))
 
 

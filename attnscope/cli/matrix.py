@@ -6,25 +6,12 @@ from typing import Annotated, get_args
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    ByOpt,
-    Chat,
-    HeadOpt,
-    LayerOpt,
-    MeasureOpt,
-    Model,
-    Output,
-    PromptArg,
-    handle_errors,
-    option_groups,
-    read_prompt,
-)
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import ByOpt, Chat, HeadOpt, LayerOpt, MeasureOpt, Model, Output, PromptArg
 
 
-@app.command("matrix")
-@handle_errors
-@option_groups
+@command
 def matrix_cmd(
     prompt: PromptArg,
     layer: LayerOpt,

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import Output, handle_errors, option_groups
+from attnscope.cli.command import command
+from attnscope.cli.options import Output
 
 
 def read_result(path: str, line: int | None = None) -> Any:
@@ -87,9 +87,7 @@ def _one_document(text: str, name: str, line: int | None) -> Any:
     return doc
 
 
-@app.command("render")
-@handle_errors
-@option_groups
+@command
 def render_cmd(
     file: Annotated[str, typer.Argument(help="A JSON file written by any attnscope command's --json (- for stdin).")],
     line: Annotated[

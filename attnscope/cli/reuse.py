@@ -6,20 +6,13 @@ from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    Model,
-    Output,
-    handle_errors,
-    option_groups,
-    read_prompt,
-)
-from attnscope.cli.trace import fail_if_not_ok
+from attnscope.cli.command import command
+from attnscope.cli.exits import fail_if_not_ok
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import Model, Output
 
 
-@app.command("reuse")
-@handle_errors
-@option_groups
+@command
 def reuse_cmd(
     prefix: Annotated[str, typer.Argument(help="The earlier text, or - to read it from stdin.")],
     suffix: Annotated[str, typer.Argument(help="The text appended to it (tokenized on its own).")],
@@ -38,4 +31,4 @@ def reuse_cmd(
 
     result = reuse(loaded, text, suffix, repeat=repeat)
     out.emit(result)
-    fail_if_not_ok(result, "prefix K/V changed, or the cached run's logits differ from one full pass")
+    fail_if_not_ok(out.terminal, result, "prefix K/V changed, or the cached run's logits differ from one full pass")

@@ -6,13 +6,12 @@ from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import Model, Output, handle_errors, option_groups, read_prompt
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import Model, Output
 
 
-@app.command("roles")
-@handle_errors
-@option_groups
+@command
 def roles_cmd(
     prompt: Annotated[
         str | None,

@@ -6,23 +6,13 @@ from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    HeadOpt,
-    LayerOpt,
-    Model,
-    Output,
-    PosOpt,
-    handle_errors,
-    option_groups,
-    read_prompt,
-)
-from attnscope.cli.trace import fail_if_not_ok
+from attnscope.cli.command import command
+from attnscope.cli.exits import fail_if_not_ok
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import HeadOpt, LayerOpt, Model, Output, PosOpt
 
 
-@app.command("rope")
-@handle_errors
-@option_groups
+@command
 def rope_cmd(
     pos: PosOpt = None,
     layer: LayerOpt = "0",
@@ -54,4 +44,4 @@ def rope_cmd(
 
     result = rope(loaded, pos=10 if pos is None else pos, layer=layer_i, head=head_i, prompt=text, deltas=shifts)
     out.emit(result)
-    fail_if_not_ok(result, "scores changed with the shift, or k/v are not what RoPE predicts")
+    fail_if_not_ok(out.terminal, result, "scores changed with the shift, or k/v are not what RoPE predicts")

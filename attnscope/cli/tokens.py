@@ -6,23 +6,12 @@ from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    Chat,
-    MessagesOpt,
-    Output,
-    Source,
-    handle_errors,
-    option_groups,
-    progress,
-    read_messages,
-    read_prompt,
-)
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_messages, read_prompt
+from attnscope.cli.options import Chat, MessagesOpt, Output, Source
 
 
-@app.command("tokens")
-@handle_errors
-@option_groups
+@command
 def tokens_cmd(
     prompt: Annotated[
         str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Optional with --messages.")
@@ -45,5 +34,5 @@ def tokens_cmd(
     spec = chat_spec(chat.chat, chat.system, chosen)
     from attnscope.core.tokenlist import tokens
 
-    result = tokens(source.model, text, revision=source.revision, chat=spec, progress=progress)
+    result = tokens(source.model, text, revision=source.revision, chat=spec, progress=source.terminal.progress)
     out.emit(result)

@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
-    Chat,
-    MessagesOpt,
-    Model,
-    Output,
-    PosOpt,
-    handle_errors,
-    option_groups,
-    read_messages,
-    read_prompt,
-    stderr_line,
-)
+from attnscope.cli.command import command
+from attnscope.cli.exits import fail_if_not_ok
+from attnscope.cli.inputs import read_messages, read_prompt
+from attnscope.cli.options import Chat, MessagesOpt, Model, Output, PosOpt
 
 
-def fail_if_not_ok(result: Any, what: str) -> None:
-    """After the result is printed: a failed self-check exits 5 with one line on stderr."""
-    if not result.ok:
-        from attnscope.errors import ExitCode
-
-        stderr_line(f"attnscope: check failed: {what}")
-        raise typer.Exit(int(ExitCode.NUMERIC))
-
-
-@app.command("trace")
-@handle_errors
-@option_groups
+@command
 def trace_cmd(
     prompt: Annotated[
         str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Optional with --messages.")
@@ -76,4 +56,4 @@ def trace_cmd(
         chat=spec,
     )
     out.emit(result)
-    fail_if_not_ok(result.check, "the last row's logit lens does not match the model's next-token logits")
+    fail_if_not_ok(out.terminal, result.check, "the last row's logit lens does not match the model's next-token logits")

@@ -16,8 +16,9 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 
-from attnscope.cli import app
-from attnscope.cli.common import (
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_messages, read_prompt
+from attnscope.cli.options import (
     ByOpt,
     Chat,
     HeadOpt,
@@ -28,23 +29,15 @@ from attnscope.cli.common import (
     NoSinkOpt,
     Output,
     Query,
-    handle_errors,
-    option_groups,
-    read_messages,
-    read_prompt,
-    stderr_line,
-    warning_line,
-    write_json,
 )
+from attnscope.cli.terminal import warning_line, write_json
 
 if TYPE_CHECKING:
     from attnscope.core.spec import ChatSpec, QuerySpec, Selection
     from attnscope.results.weights import WeightsView
 
 
-@app.command("weights")
-@handle_errors
-@option_groups
+@command
 def weights_cmd(
     prompt: Annotated[
         str | None,
@@ -234,11 +227,11 @@ def _batch(
                         first_error, first_line = outcome.error, outcome.line
                     if not keep_going:
                         break
-                    stderr_line(f"attnscope: error: {outcome.error.cli_message()}")
+                    out.terminal.line(f"attnscope: error: {outcome.error.cli_message()}")
                     continue
                 result = outcome.result
                 for warning in result.warnings:
-                    stderr_line(f"attnscope: line {outcome.line}: {warning_line(warning, ctx.lang)}")
+                    out.terminal.line(f"attnscope: line {outcome.line}: {warning_line(warning, ctx.lang)}")
                 if out.as_json:
                     doc = result.to_json()
                     write_json({"schema": doc.pop("schema"), "input_line": outcome.line, **doc})
@@ -255,7 +248,7 @@ def _batch(
             fh.close()
     elapsed = time.perf_counter() - t0
     rate = f", {written / elapsed:.2f} prompts/s" if elapsed > 0 and written else ""
-    stderr_line(f"attnscope: {written} written, {failed} failed in {elapsed:.1f} s{rate}")
+    out.terminal.line(f"attnscope: {written} written, {failed} failed in {elapsed:.1f} s{rate}")
     if first_error is not None:
         if not keep_going:
             raise AttnscopeError(

@@ -3,15 +3,15 @@
 A typo in the layers, heads, query text or the prompt should be answered in well
 under a second, not after a model load. These checks take the counts read from the
 config (``attnscope.model.model_shape``) and the raw prompt text, and raise the same errors the
-core raises later, with the same words. What they cannot decide without the tokenizer
-(a query that might sit in a chat template's text) is left to the caller.
-This module is pure Python: no torch, no tokenizer, no disk.
+core raises later, with the same words. :func:`precheck` runs them all before a load:
+it reads the config, and the tokenizer alone only for a text that just the chat template
+could hold. The other functions are pure Python: no torch, no tokenizer, no disk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 from attnscope.core.spec import Selection
 from attnscope.errors import AttnscopeError
@@ -79,6 +79,51 @@ def check_query_text(
                 f"{occ_opt} {occurrence} is out of range: {query!r} occurs {hits} time(s)", option=occ_opt
             )
     return True
+
+
+def precheck(
+    model: str | None,
+    revision: str | None,
+    *,
+    selection: Selection | None = None,
+    prompts: Sequence[str] = (),
+    find: Sequence[tuple[Literal["query", "key"], str | None, int | None]] = (),
+    chat: bool = False,
+    system: str | None = None,
+    messages: Sequence[Any] | None = None,
+    progress: Callable[[Any], None] = lambda message: None,
+) -> None:
+    """Everything about a run that can be checked before its model loads.
+
+    The model reference and the ``selection`` against the config's counts, then each ``find``
+    entry (query or key, text, occurrence) against the ``prompts``' characters; a text that only
+    the chat template could hold is checked after loading the tokenizer alone (``progress``
+    reports that load). With ``messages`` (a conversation; ``prompts`` then holds at most its
+    last user turn) a text is always checked in the rendered conversation, since any message
+    may hold it.
+    """
+    from attnscope.model import load_tokenizer, model_shape
+
+    shape = model_shape(model, revision)
+    check_selection(selection, shape.num_hidden_layers, shape.num_attention_heads)
+    unsettled = [
+        (role, text, occ)
+        for role, text, occ in find
+        if (messages is not None and text is not None)
+        or not check_query_text(prompts, text, occ, chat=chat, system=system, role=role)
+    ]
+    if not unsettled:
+        return
+    from attnscope.core.tokens import encode
+
+    tokenizer = load_tokenizer(model, revision, progress)
+    if messages is not None:
+        conversation = prompts[0] if prompts else None
+        templated = [encode(tokenizer, conversation, system=system, messages=messages).text]
+    else:
+        templated = [encode(tokenizer, prompt, chat=True, system=system).text for prompt in prompts]
+    for role, text, occ in unsettled:
+        check_query_text(templated, text, occ, role=role)
 
 
 def check_settings(max_new_tokens: int, temperature: float | None, seed: int | None) -> None:

@@ -1,10 +1,11 @@
 """Rich rendering: turns a result object into a renderable. The only place rich is imported.
 
 ``view(result, ctx)`` is the terminal view of any result, dispatched on the result's
-type (``functools.singledispatch``): each view module registers its own function with
-``@view.register``, and :func:`load_views` imports every view module by name on the first
-view or figure, so a missing module is an import error, not a missing view. ``figure(result, ctx)`` is the
-same dispatch for SVG figures. ``Ctx`` carries what a face needs besides the result:
+type (``functools.singledispatch``), and ``figure(result, ctx)`` is the same dispatch for
+SVG figures. Neither module registers itself: on the first view or figure,
+:func:`load_views` registers each row of the command table (``attnscope.commands``), its
+view and its figure on its result type, so a row whose view is missing is an import error.
+``Ctx`` carries what a face needs besides the result:
 the language (every word comes from ``attnscope.render.i18n``) and the width to fit.
 ``console()`` makes the console the CLI prints to and ``export()`` writes a result's
 figure as SVG, or as HTML that embeds it. Nothing here computes numbers beyond rounding and scaling for display.
@@ -72,15 +73,15 @@ def heat_style(value: float, top: float = 1.0) -> str:
 
 @functools.singledispatch
 def view(result: Result, ctx: Ctx) -> RenderableType:
-    """The terminal view of any result (each view module registers its type)."""
-    if load_views():  # the first call: the table of views is read now, then dispatch again
+    """The terminal view of any result (registered from the command table by ``load_views``)."""
+    if load_views():  # the first call: the command table's views are registered now, then dispatch again
         return view(result, ctx)
     raise AttnscopeError(f"no human view for {result.SCHEMA}", ExitCode.INPUT_FILE)
 
 
 @functools.singledispatch
 def figure(result: Result, ctx: Ctx) -> str:
-    """The SVG figure of any result that has one (each figure module registers its type)."""
+    """The SVG figure of any result that has one (registered from the command table by ``load_views``)."""
     if load_views():
         return figure(result, ctx)
     raise AttnscopeError(f"no figure for {result.SCHEMA}", ExitCode.INPUT_FILE)
@@ -192,30 +193,24 @@ _views_loaded = False
 
 
 def load_views() -> bool:
-    """Import every view and figure module (each registers itself on import): this function is
-    the table of views. They are imported on the first view or figure, not with this package,
-    so that a command that stops at a bad input (words from render.i18n) does not pay for them.
-    Returns True only on the call that imported them."""
+    """Register every view and figure of the command table on its result type. They are
+    imported on the first view or figure, not with this package, so that a command that stops
+    at a bad input (words from render.i18n) does not pay for them.
+    Returns True only on the call that registered them."""
     global _views_loaded
     if _views_loaded:
         return False
     _views_loaded = True
-    from attnscope.render import (  # noqa: F401
-        explain,
-        figures,  # the SVG figures (render.figure)
-        generate,
-        heads,
-        info,
-        mask,
-        matrix,
-        reuse,
-        roles,
-        rope,
-        tokens,
-        trace,
-        weights,
-    )
+    from attnscope.commands import COMMANDS, resolve
 
+    for row in COMMANDS:
+        if row.result is None:
+            continue
+        result_type = resolve(row.result)
+        if row.view is not None:
+            view.register(result_type, resolve(row.view))
+        if row.figure is not None:
+            figure.register(result_type, resolve(row.figure))
     return True
 
 

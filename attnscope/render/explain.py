@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, bar, view
+from attnscope.render import Ctx, bar
 from attnscope.render.common import ranges
 from attnscope.render.fit import FitColumns, Fitted, glue
 from attnscope.render.i18n import section
@@ -22,8 +22,7 @@ def _vec(values: list[float], n: int) -> str:
     return "[" + " ".join(f"{x:+.3f}" for x in values[:n]) + more + "]"
 
 
-@view.register
-def render(r: ExplainResult, ctx: Ctx) -> RenderableType:
+def view(r: ExplainResult, ctx: Ctx) -> RenderableType:
     m = section(ctx.lang, "explain")
     i = r.query.index
     head = Text()

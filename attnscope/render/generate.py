@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, view
+from attnscope.render import Ctx
 from attnscope.render import segments as seg
 from attnscope.render.fit import FitColumns, Fitted, Flow
 from attnscope.render.i18n import t
@@ -113,8 +113,7 @@ def _shares(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
     return table
 
 
-@view.register
-def render(r: GenerateResult, ctx: Ctx) -> RenderableType:
+def view(r: GenerateResult, ctx: Ctx) -> RenderableType:
     parts: list[RenderableType] = [_header(r, ctx), *seg.warnings(r.template, ctx.lang), Text(""), _answer(r, ctx)]
     shown = [n for n in r.detail if 0 <= n < len(r.steps)]
     if shown:

@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, bar, heat_style, shade, view
+from attnscope.render import Ctx, bar, heat_style, shade
 from attnscope.render.common import model_line, span, token_span
 from attnscope.render.fit import FitColumns, Fitted, glue
 from attnscope.render.i18n import Lang, t
@@ -141,8 +141,7 @@ def notes(r: HeadsResult, lang: Lang) -> list[str]:
     return out
 
 
-@view.register
-def render(r: HeadsResult, ctx: Ctx) -> RenderableType:
+def view(r: HeadsResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     above = sum(1 for s in r.ranking if s.score > 0.5)
     summary = Text(t(lang, "heads.summary", above=above, total=len(r.ranking)), style="bold")

@@ -8,7 +8,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, view
+from attnscope.render import Ctx
 from attnscope.render.fit import Fitted, TableOr
 from attnscope.render.i18n import t
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult
@@ -22,8 +22,7 @@ def _num(value: int | float | None) -> str:
     return f"{value:,}"
 
 
-@view.register
-def render(r: InfoResult, ctx: Ctx) -> RenderableType:
+def view(r: InfoResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     head = Text()
     head.append(r.model, style="bold")

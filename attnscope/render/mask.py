@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
-from attnscope.render import Ctx, view
+from attnscope.render import Ctx
 from attnscope.render.common import model_line, ranges, span
 from attnscope.render.fit import Fitted
 from attnscope.render.i18n import Lang, t
@@ -332,7 +332,6 @@ def _model(r: MaskResult, lang: Lang) -> list[RenderableType]:
     return parts
 
 
-@view.register
-def render(r: MaskResult, ctx: Ctx) -> RenderableType:
+def view(r: MaskResult, ctx: Ctx) -> RenderableType:
     parts = _illustration(r, ctx.lang) if r.mode == "illustration" else _model(r, ctx.lang)
     return Fitted(Group(*parts))

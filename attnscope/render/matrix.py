@@ -13,7 +13,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, heat_style, shade, view
+from attnscope.render import Ctx, heat_style, shade
 from attnscope.render.common import model_line, span
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
@@ -185,8 +185,7 @@ def notes(r: MatrixResult, lang: Lang) -> list[str]:
     return out
 
 
-@view.register
-def render(r: MatrixResult, ctx: Ctx) -> RenderableType:
+def view(r: MatrixResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     parts: list[RenderableType] = [header(r, lang), Text(""), FittedGrid(r, lang), Text(""), legend(r, lang)]
     for note in notes(r, lang):

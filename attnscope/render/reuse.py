@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, view
+from attnscope.render import Ctx
 from attnscope.render.fit import FitColumns, Fitted, Flow
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
@@ -32,8 +32,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
 
 
-@view.register
-def render(r: ReuseResult, ctx: Ctx) -> RenderableType:
+def view(r: ReuseResult, ctx: Ctx) -> RenderableType:
     m = section(ctx.lang, "reuse")
     n_suffix = len(r.tokens) - r.prefix_tokens
     head = Text()

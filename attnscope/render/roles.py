@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, heat_style, shade, view
+from attnscope.render import Ctx, heat_style, shade
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import t
 from attnscope.results.roles import ROLES, RankedHead, RolesResult
@@ -78,8 +78,7 @@ def _sink_line(r: RolesResult, ctx: Ctx) -> Text:
     )
 
 
-@view.register
-def render(r: RolesResult, ctx: Ctx) -> RenderableType:
+def view(r: RolesResult, ctx: Ctx) -> RenderableType:
     layout = Columns([_grid(r, ctx, role) for role in ROLES], padding=(0, 3))  # as many per row as fit
     parts: list[RenderableType] = [
         header(r, ctx),

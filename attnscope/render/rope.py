@@ -11,15 +11,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, view
+from attnscope.render import Ctx
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import section
 from attnscope.render.trace import fmt
 from attnscope.results.rope import RopeResult
 
 
-@view.register
-def render(r: RopeResult, ctx: Ctx) -> RenderableType:
+def view(r: RopeResult, ctx: Ctx) -> RenderableType:
     m = section(ctx.lang, "rope")
     head = Text()
     head.append(m["title"].format(model=r.model.id), style="bold")

@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, view
+from attnscope.render import Ctx
 from attnscope.render import segments as seg
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
@@ -43,8 +43,7 @@ def legend(r: TokensResult, lang: Lang) -> Text:
     return text
 
 
-@view.register
-def render(r: TokensResult, ctx: Ctx) -> RenderableType:
+def view(r: TokensResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = [("index", "right"), ("id", "right"), ("token", "left"), ("offsets", "left"), ("word", "left")]

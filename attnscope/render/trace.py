@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, view
+from attnscope.render import Ctx
 from attnscope.render.common import model_line
 from attnscope.render.fit import FitColumns, Fitted, Flow, glue
 from attnscope.render.i18n import section
@@ -27,8 +27,7 @@ def tok(t: TopToken, prob: bool = True) -> str:
     return f"{shown} {t.prob:.2f}" if prob else shown
 
 
-@view.register
-def render(r: TraceResult, ctx: Ctx) -> RenderableType:
+def view(r: TraceResult, ctx: Ctx) -> RenderableType:
     m = section(ctx.lang, "trace")
     k = len(r.rows[0].top) if r.rows else 0
     head = Text()

@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnscope.render import Ctx, bar, heat_style, shade, view
+from attnscope.render import Ctx, bar, heat_style, shade
 from attnscope.render import segments as seg
 from attnscope.render.common import model_line, ranges, span
 from attnscope.render.fit import FitColumns, Fitted
@@ -211,8 +211,7 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
     return out
 
 
-@view.register
-def render(r: WeightsResult, ctx: Ctx) -> RenderableType:
+def view(r: WeightsResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     parts: list[RenderableType] = [header(r, lang), *seg.warnings(r.template, lang), Text("")]
     if len(r.layers) > 1:

@@ -106,7 +106,7 @@ def _bad(where: str, what: str) -> AttnscopeError:
 
 
 def result_types() -> dict[str, type[Result]]:
-    """Every schema name and its result class (the table is ``attnscope.results.registry``)."""
+    """Every schema name and its result class (from the command table, ``attnscope.commands``)."""
     from attnscope.results.registry import RESULT_TYPES
 
     return {cls.SCHEMA: cls for cls in RESULT_TYPES}

@@ -440,7 +440,7 @@ OTHER_COMMANDS = [
     (["rope", "--deltas", "x", "--model", "{m}"], ExitCode.USAGE, "--deltas 'x'"),
     (["rope", "--pos", "-1", "--model", "{m}"], ExitCode.USAGE, "--pos -1"),
     (["rope", "--deltas", "100000", "--model", "{m}"], ExitCode.USAGE, "passes max_position_embeddings (128)"),
-    (["rope", "--prompt", "", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
+    (["rope", "--prompt", "", "--model", "{m}"], ExitCode.USAGE, "--prompt is empty"),
     (["reuse", "", "x", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
     (["reuse", SEED, "", "--model", "{m}"], ExitCode.USAGE, "the suffix is empty"),
     (["reuse", SEED, "x", "--repeat", "50", "--model", "{m}"], ExitCode.USAGE, "max_position_embeddings (128)"),

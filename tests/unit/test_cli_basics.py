@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from attnscope.cli.common import Model, Output, Source, option_groups
+from attnscope.cli.command import command
+from attnscope.cli.options import Model, Output, Source
+from attnscope.cli.terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,13 +47,13 @@ def test_help_does_not_import_torch_transformers_or_rich() -> None:
 
 
 def test_option_groups_expand_into_the_signature_and_refuse_a_clash() -> None:
-    def cmd(prompt: str, *, model: Model, out: Output) -> tuple[Model, Output]:
-        return model, out
+    def cmd(prompt: str, *, model: Model, out: Output, terminal: Terminal) -> tuple[Model, Output, Terminal]:
+        return model, out, terminal
 
-    wrapped = option_groups(cmd)
+    wrapped = command(cmd)
     names = list(inspect.signature(wrapped).parameters)
     assert names == ["prompt", "model", "revision", "device", "dtype", "as_json", "svg", "html", "width", "lang"]
-    model, out = wrapped(
+    model, out, terminal = wrapped(
         prompt="x",
         model="m",
         revision=None,
@@ -64,8 +66,9 @@ def test_option_groups_expand_into_the_signature_and_refuse_a_clash() -> None:
         lang=None,
     )
     assert model == Model(model="m", device="cpu") and out == Output(as_json=True, width=80)
+    assert model.terminal is out.terminal is terminal  # one terminal for the whole run
 
     def twice(source: Source, model: Model) -> None: ...
 
     with pytest.raises(TypeError, match="model, revision"):
-        option_groups(twice)
+        command(twice)

@@ -93,3 +93,21 @@ def test_selection_against_counts() -> None:
     with pytest.raises(AttnscopeError, match="layer 3 is out of range") as bad:
         check_selection(Selection(layers=[3]), 3, 4)
     assert bad.value.cli_message().startswith("--layer 3 is out of range")
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["weights", SEED, "--layer", ""], "--layer"),
+        (["weights", SEED, "--head", " "], "--head"),
+        (["heads", SEED, "-q", "그것을", "-k", ""], "--key"),
+        (["tokens", SEED, "--model", ""], "--model"),
+        (["matrix", SEED, "-l", "0", "--head", "0", "--chat", "--system", ""], "--system"),
+        (["info", "--lang", ""], "--lang"),
+        (["mask", "--side", ""], "--side"),
+        (["explore", SEED, "-o", "x.html", "--query", "사과를", "--query", ""], "--query"),
+    ],
+)
+def test_an_empty_option_value_is_one_error_before_torch(args: list[str], flag: str) -> None:
+    """An option given an empty value is refused as such, not read as its default."""
+    assert one_line(run_without_torch(*args), ExitCode.USAGE) == f"attnscope: error: {flag} is empty"

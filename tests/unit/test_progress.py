@@ -11,9 +11,10 @@ import os
 from typing import Any
 
 import pytest
+from rich.cells import cell_len as cells
 
-from attnscope.cli import common
-from attnscope.cli.common import cells, shorten_middle
+from attnscope.cli.terminal import Terminal
+from attnscope.render.fit import middle
 
 PATH = "/root/.cache/attnscope-real/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
@@ -31,9 +32,10 @@ def test_progress_line_fits_the_terminal(monkeypatch: pytest.MonkeyPatch, column
     err = Tty()
     monkeypatch.setattr("sys.stderr", err)
     monkeypatch.setattr(os, "get_terminal_size", lambda fd=0: os.terminal_size((columns, 24)))
-    common.progress(f"loading {PATH}")
-    common.progress("민수는 사과를 샀다. 그는 그것을 먹었다. " * 4)
-    common.stderr_line("attnscope: error: x")
+    terminal = Terminal()
+    terminal.progress(f"loading {PATH}")
+    terminal.progress("민수는 사과를 샀다. 그는 그것을 먹었다. " * 4)
+    terminal.line("attnscope: error: x")
     raw = err.getvalue()
     shown = [part.removeprefix("\x1b[2K") for part in raw.split("\r") if part]
     assert shown[0].startswith("attnscope: loading") and shown[0].endswith("q4_k_m.gguf")
@@ -45,15 +47,15 @@ def test_progress_line_fits_the_terminal(monkeypatch: pytest.MonkeyPatch, column
 def test_progress_is_silent_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
-    common.progress(f"loading {PATH}")
+    Terminal().progress(f"loading {PATH}")
     assert err.getvalue() == ""
 
 
 @pytest.mark.parametrize(
     ("text", "width"), [(PATH, 30), ("민수는 사과를 샀다. 그는 그것을 먹었다.", 15), ("short", 10)]
 )
-def test_shorten_middle(text: str, width: int) -> None:
-    got = shorten_middle(text, width)
+def test_a_progress_line_is_cut_in_the_middle(text: str, width: int) -> None:
+    got = middle(text, width)
     assert cells(got) <= width
     if cells(text) <= width:
         assert got == text
@@ -74,7 +76,7 @@ def test_gguf_tqdm_goes_to_progress(monkeypatch: pytest.MonkeyPatch) -> None:
     assert items == list(range(20))
     assert seen[0].key == seen[-1].key == "dequantizing"
     assert seen[0].values["done"] == "0" and seen[-1].values["done"] == "16" and seen[0].values["total"] == "20"
-    assert common.worded(seen[0]).startswith("dequantizing GGUF tensors: 0/20")
+    assert Terminal("en").worded(seen[0]).startswith("dequantizing GGUF tensors: 0/20")
     assert gguf_utils.tqdm.__module__.startswith("tqdm")  # put back
 
 
@@ -85,7 +87,7 @@ def test_said_is_a_key_and_values_worded_by_the_catalogue() -> None:
 
     said = Said.of("loaded", seconds=2.4, device="cpu", dtype="float32")
     assert said == Said("loaded", {"seconds": "2.4", "device": "cpu", "dtype": "float32"})
-    assert common.worded(said) == "loaded in 2.4 s (cpu, float32)" == t("en", "progress.loaded", **said.values)
+    assert Terminal("en").worded(said) == "loaded in 2.4 s (cpu, float32)" == t("en", "progress.loaded", **said.values)
 
 
 def test_progress_in_korean(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,17 +97,18 @@ def test_progress_in_korean(monkeypatch: pytest.MonkeyPatch) -> None:
     err = Tty()
     monkeypatch.setattr("sys.stderr", err)
     monkeypatch.setattr(os, "get_terminal_size", lambda fd=0: os.terminal_size((100, 24)))
-    monkeypatch.setattr(common, "_stderr_lang", "ko")
-    common.progress(Said.of("loading", model=PATH))
-    common.progress(Said.of("loaded", seconds="2.4", device="cpu", dtype="float32"))
-    common.stderr_line(f"attnscope: {common.worded(Said.of('waiting_pid', pid=42, file='x.gguf', lock='/c/x.lock'))}")
+    terminal = Terminal("ko")
+    terminal.progress(Said.of("loading", model=PATH))
+    terminal.progress(Said.of("loaded", seconds="2.4", device="cpu", dtype="float32"))
+    terminal.say(Said.of("waiting_pid", pid=42, file="x.gguf", lock="/c/x.lock"))
     shown = [part.removeprefix("\x1b[2K") for part in err.getvalue().split("\r") if part]
     assert shown[0] == f"attnscope: 모델을 불러온다: {PATH}"
     assert shown[1] == "attnscope: 2.4초 만에 불러왔다(CPU, float32)"
     assert shown[-1] == (
         "attnscope: 다른 attnscope 프로세스(pid 42)가 x.gguf 파일을 변환하고 있다. 끝날 때까지 기다린다(/c/x.lock)\n"
     )
-    monkeypatch.setattr(common, "_stderr_lang", None)
     monkeypatch.setenv("ATTNSCOPE_LANG", "ko")  # no --lang given: the environment decides
-    assert common.worded(Said.of("hashing", file="x.gguf")) == "파일 해시를 계산한다: x.gguf"
-    assert common.worded("a line that is not a Said") == "a line that is not a Said"
+    assert Terminal().worded(Said.of("hashing", file="x.gguf")) == "파일 해시를 계산한다: x.gguf"
+    assert Terminal().worded("a line that is not a Said") == "a line that is not a Said"
+    monkeypatch.delenv("ATTNSCOPE_LANG")
+    assert Terminal().worded(Said.of("loaded", seconds="1.0", device="cpu", dtype="float32")).endswith("(cpu, float32)")

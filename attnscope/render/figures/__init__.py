@@ -1,11 +1,8 @@
-"""SVG figures drawn from results (not terminal captures), registered on ``render.figure``.
+"""SVG figures drawn from results (not terminal captures), one module per result type.
 
-Each module lays out one result type with the small builder in ``svg``; words come
-from the catalogue in ``ctx.lang``. Results without a picture of their own get the
-terminal view's text laid out by ``textview``. Importing this package registers the
-figures; the list below is the table of figures.
+Each module's ``figure(result, ctx)`` lays out one result type with the small builder in
+``svg``; words come from the catalogue in ``ctx.lang``. The command table
+(``attnscope.commands``) says which result has a figure, and ``render.load_views`` registers
+it on ``render.figure``. Results without a picture of their own get the terminal view's text
+laid out by ``textview``.
 """
-
-from attnscope.render.figures import heads, mask, matrix, trace, weights
-
-__all__ = ["heads", "mask", "matrix", "trace", "weights"]

@@ -7,7 +7,7 @@ right, a legend, and the top heads listed under the grid. Nothing here ranks hea
 
 from __future__ import annotations
 
-from attnscope.render import Ctx, figure
+from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, INK, Svg, heat, ink_on, text_width
 from attnscope.render.i18n import t
@@ -16,8 +16,7 @@ from attnscope.results.heads import HeadsResult
 CW, CH = 30.0, 20.0
 
 
-@figure.register
-def heads_figure(r: HeadsResult, ctx: Ctx) -> str:
+def figure(r: HeadsResult, ctx: Ctx) -> str:
     m = r.model
     n_layers, n_heads = m.num_hidden_layers, m.num_attention_heads
     grid = [[0.0] * n_heads for _ in range(n_layers)]

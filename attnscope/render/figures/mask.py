@@ -9,7 +9,7 @@ here computes a mask.
 
 from __future__ import annotations
 
-from attnscope.render import Ctx, figure
+from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, INK, PAPER, Svg, text_width
 from attnscope.render.i18n import t
@@ -96,8 +96,7 @@ def _labels(seq: MaskSequence, with_tokens: bool) -> list[str]:
     return [f"{i} {tok}" for i, tok in enumerate(seq.tokens)]
 
 
-@figure.register
-def mask_figure(r: MaskResult, ctx: Ctx) -> str:
+def figure(r: MaskResult, ctx: Ctx) -> str:
     svg = Svg(title="attnscope mask")
     lines = [t(ctx.lang, "figures.mask.legend")]
     if r.model is not None:

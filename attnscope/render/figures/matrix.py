@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from attnscope.render import Ctx, figure
+from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line, notes
 from attnscope.render.figures.svg import GRID, Svg, clip, heat, text_width
 from attnscope.render.i18n import t
@@ -21,8 +21,7 @@ LABEL_SIZE = 11.0
 LABEL_GAP = LABEL_SIZE * 1.6  # labels closer than this would overlap
 
 
-@figure.register
-def matrix_figure(r: MatrixResult, ctx: Ctx) -> str:
+def figure(r: MatrixResult, ctx: Ctx) -> str:
     v = r.view
     n = len(v.groups)
     cell = max(4.0, min(22.0, 560.0 / max(n, 1)))

@@ -7,7 +7,7 @@ other figure: the row after ``n`` layers is "after layer n-1". Nothing here comp
 
 from __future__ import annotations
 
-from attnscope.render import Ctx, figure
+from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import BAR, DIM, Svg, text_width
 from attnscope.render.i18n import t
@@ -16,8 +16,7 @@ from attnscope.results.trace import TraceResult
 NORM_PX = 160.0
 
 
-@figure.register
-def trace_figure(r: TraceResult, ctx: Ctx) -> str:
+def figure(r: TraceResult, ctx: Ctx) -> str:
     svg = Svg(title="attnscope trace")
     title = t(ctx.lang, "figures.trace.title", pos=r.position, tok=r.token.label, id=r.token.id)
     y = header(svg, ctx, title, [model_line(ctx, r.model)])

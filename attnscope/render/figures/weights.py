@@ -9,7 +9,7 @@ result's strings. Nothing here computes a weight.
 
 from __future__ import annotations
 
-from attnscope.render import Ctx, figure
+from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, chart_rows, header, key_label, model_line, notes
 from attnscope.render.figures.svg import DIM, GRID, Svg, heat, text_width
 from attnscope.render.i18n import t
@@ -84,8 +84,7 @@ def strip(svg: Svg, r: WeightsResult, ctx: Ctx, y: float) -> float:
     return svg.heat_legend(left, y, top, t(ctx.lang, "figures.scale", top=f"{top:.2f}"))
 
 
-@figure.register
-def weights_figure(r: WeightsResult, ctx: Ctx) -> str:
+def figure(r: WeightsResult, ctx: Ctx) -> str:
     q = r.query
     svg = Svg(title=f"attnscope weights: {q.text}")
     lines = [

@@ -1,0 +1,231 @@
+"""Every option that more than one command takes, declared once, and the groups they form.
+
+An alias such as ``LayerOpt`` is the annotation a command gives a parameter; a group
+(``Source``, ``Model``, ``Query``, ``Chat``, ``Output``) is a frozen dataclass of options that
+travel together, which ``cli.command.command`` expands into the signature Typer reads. Groups
+that act (``Model.load``, ``Output.emit``) print through the run's ``Terminal``. Importing this
+module has no side effects and stays cheap (no torch, no transformers, no rich).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from attnscope.cli.terminal import Terminal, warning_line, write_json
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="Hub id, local HF folder, or .gguf file. Default: $ATTNSCOPE_MODEL or Qwen/Qwen2.5-0.5B-Instruct.",
+    ),
+]
+RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Hub revision (branch, tag or commit).")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto|cpu|cuda|mps (auto: cuda, then mps, then cpu).")]
+DtypeOpt = Annotated[
+    str, typer.Option("--dtype", help="auto|float32|bfloat16|float16 (auto: float32 on CPU, bfloat16 on CUDA).")
+]
+ChatOpt = Annotated[
+    bool, typer.Option("--chat", help="Apply the tokenizer's chat template, with the generation prompt.")
+]
+SystemOpt = Annotated[str | None, typer.Option("--system", help="System message for --chat.")]
+MessagesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--messages",
+        help='A JSON file: a list of {"role": system|user|assistant, "content": ...} as in the HF chat format. '
+        "Implies --chat; a PROMPT becomes the last user turn.",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the view.")]
+SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also draw the figure into this SVG file.")]
+HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write an HTML page holding the same SVG figure.")]
+LangOpt = Annotated[
+    str | None, typer.Option("--lang", help="Language of the view: en|ko. Default: $ATTNSCOPE_LANG, else en.")
+]
+MeasureOpt = Annotated[
+    str,
+    typer.Option(
+        "--measure",
+        help="weight|norm: the raw attention weight, or each key's share of ||weight x f(x_j)||, "
+        "the size of the vector it adds (Kobayashi et al. 2020).",
+    ),
+]
+WidthOpt = Annotated[int | None, typer.Option("--width", help="Terminal width for the view.", min=40)]
+PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it from stdin.")]
+QueryOpt = Annotated[str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")]
+OccurrenceOpt = Annotated[int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")]
+PosOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--pos", help="A token position; negative counts from the end. Default: the last token (rope: position 10)."
+    ),
+]
+LayerOpt = Annotated[
+    str,
+    typer.Option(
+        "--layer",
+        "-l",
+        help="Layers: 5, -1, 0,3,20-23 or all; matrix, explain and rope take one. Default: all (one: 0).",
+    ),
+]
+HeadOpt = Annotated[
+    str,
+    typer.Option("--head", help="Query heads: 5, -1, 0,3,8-13 or all; matrix, explain and rope take one."),
+]
+ByOpt = Annotated[
+    str,
+    typer.Option(
+        "--by",
+        help="token|word: one row/key per token, or a word's tokens together (their weights summed as keys, "
+        "averaged as queries); weights also takes segment (each chat segment's tokens summed; needs --chat or "
+        "--messages). Default: word in weights, token in matrix.",
+    ),
+]
+NoSinkOpt = Annotated[
+    bool, typer.Option("--no-sink", help="Exclude position 0 (the attention sink) and renormalise each row.")
+]
+
+if TYPE_CHECKING:
+    from attnscope.core.spec import Selection
+
+
+def _terminal() -> Any:
+    """The run's terminal: set by ``cli.command.command``; not an option (see ``options``)."""
+    return dataclasses.field(default_factory=Terminal, compare=False, repr=False, kw_only=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionGroup:
+    """Options that several commands share, as one frozen dataclass.
+
+    A command asks for a group by giving one parameter the group's class as its annotation;
+    ``cli.command.command`` puts the group's options into the signature Typer reads, and calls
+    the command with one instance of the group, which holds the run's ``terminal`` too.
+    """
+
+    terminal: Terminal = _terminal()
+
+    @classmethod
+    def options(cls) -> list[dataclasses.Field[Any]]:
+        """The group's options: its fields, less ``terminal``."""
+        return [f for f in dataclasses.fields(cls) if f.init and f.name != "terminal"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Source(OptionGroup):
+    """Which model: for commands that read its tokenizer or config but run no forward."""
+
+    model: ModelOpt = None
+    revision: RevisionOpt = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Model(Source):
+    """Which model, and where and in what precision its forward runs."""
+
+    device: DeviceOpt = "auto"
+    dtype: DtypeOpt = "auto"
+
+    def load(
+        self,
+        device_map: str | None = None,
+        *,
+        selection: Selection | None = None,
+        prompts: Sequence[str] = (),
+        find: Sequence[tuple[Literal["query", "key"], str | None, int | None]] = (),
+        chat: Chat | None = None,
+        messages: Sequence[Any] | None = None,
+    ) -> Any:
+        """The loaded model; progress on a terminal, notices and warnings as stderr lines.
+
+        First, before torch is imported, what needs no weights is checked
+        (``core.precheck.precheck``): the model path, the ``selection`` (``core.spec.Selection``)
+        against the config's counts, and each ``find`` entry (query or key, text, occurrence)
+        against the ``prompts``.
+        """
+        from attnscope.capture.engine import load
+        from attnscope.core.precheck import precheck
+
+        precheck(
+            self.model,
+            self.revision,
+            selection=selection,
+            prompts=prompts,
+            find=find,
+            chat=chat is not None and chat.chat,
+            system=chat.system if chat is not None else None,
+            messages=messages,
+            progress=self.terminal.progress,
+        )
+        return load(
+            self.model,
+            revision=self.revision,
+            device=self.device,
+            dtype=self.dtype,
+            device_map=device_map,
+            progress=self.terminal.progress,
+            warn=self.terminal.say,
+            notice=self.terminal.say,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Query(OptionGroup):
+    """Which position is the query: the last token of some text, a position, or the last token."""
+
+    query: QueryOpt = None
+    occurrence: OccurrenceOpt = None
+    pos: PosOpt = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Chat(OptionGroup):
+    """Wrap the prompt in the tokenizer's chat template."""
+
+    chat: ChatOpt = False
+    system: SystemOpt = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Output(OptionGroup):
+    """Where the result goes: the view (and its SVG/HTML copies) or one JSON document."""
+
+    as_json: JsonOpt = False
+    svg: SvgOpt = None
+    html: HtmlOpt = None
+    width: WidthOpt = None
+    lang: LangOpt = None
+
+    def ctx(self) -> Any:
+        """The render context (``attnscope.render.Ctx``): --lang (or $ATTNSCOPE_LANG) and --width."""
+        from attnscope.render import Ctx
+        from attnscope.render.i18n import check_lang, default_lang
+
+        return Ctx(lang=check_lang(self.lang, "--lang") if self.lang else default_lang(), width=self.width)
+
+    def emit(self, result: Any) -> None:
+        """Print the result as JSON or as its view (and write SVG/HTML); its warnings go to stderr."""
+        self.terminal.clear()
+        ctx = self.ctx()
+        for warning in getattr(result, "warnings", []) or []:
+            self.terminal.line(f"attnscope: {warning_line(warning, ctx.lang)}")
+        view = None
+        if self.svg or self.html or not self.as_json:
+            from attnscope import render
+            from attnscope.render.fit import print_width
+
+            view = render.view(result, ctx)  # first: a view that fails writes nothing
+            if self.svg or self.html:
+                render.export(result, ctx, svg=self.svg, html=self.html)
+        if self.as_json:
+            write_json(result.to_json())
+        else:
+            assert view is not None
+            render.console(width=self.width or print_width(view, sys.stdout.isatty())).print(view)

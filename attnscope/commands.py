@@ -1,0 +1,74 @@
+"""The table of commands: for each, its CLI function, its result type, its view and its figure.
+
+Everything that lists commands reads this table: the CLI registers its commands from it (in
+this order, which is the order ``attnscope --help`` shows), ``attnscope.results.from_json``
+and the JSON reference take their result types from it, and ``attnscope.render`` registers
+each view and figure on its result type from it. A row names its parts by dotted path
+(``module:attribute``) and :func:`resolve` imports one only when it is needed, so this module
+imports nothing of attnscope, torch or rich: it is the lowest layer.
+
+Adding a command starts with a row here (see "Adding a command" in docs/development.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: ``name`` as typed after ``attnscope``, and the dotted paths of its parts.
+
+    ``result`` is None for a command that writes no result of its own (``render`` draws saved
+    ones, ``explore`` writes a page); ``view`` is set exactly when ``result`` is, and ``figure``
+    only for a result with an SVG figure of its own (the others get the view's text laid out).
+    ``schema`` is the result's current schema name (``Result.SCHEMA``).
+    """
+
+    name: str
+    cli: str
+    result: str | None = None
+    schema: str | None = None
+    view: str | None = None
+    figure: str | None = None
+
+
+def _analysis(name: str, result: str, schema: int, *, figure: bool = False) -> Command:
+    """The row of a command whose parts sit in the modules named after it."""
+    return Command(
+        name=name,
+        cli=f"attnscope.cli.{name}:{name}_cmd",
+        result=f"attnscope.results.{name}:{result}",
+        schema=f"attnscope.{name}/{schema}",
+        view=f"attnscope.render.{name}:view",
+        figure=f"attnscope.render.figures.{name}:figure" if figure else None,
+    )
+
+
+COMMANDS: tuple[Command, ...] = (
+    _analysis("weights", "WeightsResult", 3, figure=True),
+    _analysis("heads", "HeadsResult", 2, figure=True),
+    _analysis("matrix", "MatrixResult", 2, figure=True),
+    _analysis("mask", "MaskResult", 2, figure=True),
+    _analysis("tokens", "TokensResult", 2),
+    _analysis("info", "InfoResult", 2),
+    _analysis("trace", "TraceResult", 3, figure=True),
+    _analysis("explain", "ExplainResult", 2),
+    _analysis("rope", "RopeResult", 2),
+    _analysis("reuse", "ReuseResult", 2),
+    Command("render", cli="attnscope.cli.render:render_cmd"),
+    _analysis("roles", "RolesResult", 1),
+    _analysis("generate", "GenerateResult", 1),
+    Command("explore", cli="attnscope.cli.explore:explore_cmd"),
+)
+
+
+def resolve(path: str) -> Any:
+    """The object a dotted path names: ``"package.module:attribute"``, imported now."""
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+__all__ = ["COMMANDS", "Command", "resolve"]

@@ -62,7 +62,6 @@ COMMANDS: tuple[Command, ...] = (
     _analysis("roles", "RolesResult", 1),
     _analysis("generate", "GenerateResult", 1),
     Command("explore", cli="attnscope.cli.explore:explore_cmd"),
-    _analysis("toy", "ToyResult", 1),
 )
 
 

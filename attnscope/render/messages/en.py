@@ -31,9 +31,6 @@ MESSAGES: dict[str, str] = {
     "common.warning.padded_by_attnscope": "the tokenizer did not pad this batch itself; padded with token id {value}",
     "common.warning.boundary_tokens_differ": "warning: tokenizing prefix+suffix as one text gives different tokens at the boundary; this check uses the separately tokenized ids",
     # == end common ==
-    # == toy ==
-    "toy.line": "{word} has {length} characters",
-    # == end toy ==
     # == tokens ==
     "tokens.summary": "{tokens} tokens, {words} words",
     "tokens.chat": "  (chat template applied)",

@@ -31,9 +31,6 @@ MESSAGES: dict[str, str] = {
     "common.warning.padded_by_attnscope": "토크나이저가 이 배치를 직접 채우지 않아서, 빈칸을 토큰 ID {value:/로} 채웠다.",
     "common.warning.boundary_tokens_differ": "경고: prefix와 suffix를 한 텍스트로 토큰화하면 경계의 토큰이 달라진다. 이 확인은 따로 토큰화한 ID를 쓴다.",
     # == end common ==
-    # == toy ==
-    "toy.line": "{word}: {length}글자",
-    # == end toy ==
     # == tokens ==
     "tokens.summary": "토큰 {tokens}개, 단어 {words}개",
     "tokens.chat": "  (채팅 템플릿 적용)",

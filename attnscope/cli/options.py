@@ -150,7 +150,6 @@ class Model(Source):
         against the config's counts, and each ``find`` entry (query or key, text, occurrence)
         against the ``prompts``.
         """
-        from attnscope.capture.engine import load
         from attnscope.core.precheck import precheck
 
         precheck(
@@ -164,6 +163,8 @@ class Model(Source):
             messages=messages,
             progress=self.terminal.progress,
         )
+        from attnscope.capture.engine import load  # torch: only once the checks passed
+
         return load(
             self.model,
             revision=self.revision,

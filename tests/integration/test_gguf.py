@@ -18,6 +18,7 @@ import torch
 
 from attnscope import model
 from attnscope.capture import engine
+from attnscope.cli.terminal import Terminal
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model.said import Said
 
@@ -318,3 +319,18 @@ def test_stale_lock_and_temp_folder_of_a_killed_run(tiny_gguf: Path, cache: Path
     assert got.path == str(entry) and not stale.exists()
     assert conversions == ["AutoTokenizer", "AutoModelForCausalLM"]
     assert len(notices) == 1 and notices[0].key == "first_use_size" and notices[0].values["file"] == tiny_gguf.name
+
+
+def test_gguf_tqdm_goes_to_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    from attnscope.model import gguf_cache
+
+    seen: list[Said] = []
+    with gguf_cache._gguf_bar_as_progress(seen.append):
+        items: Any = list(gguf_utils.tqdm(range(20), desc="Converting and de-quantizing GGUF tensors..."))
+    assert items == list(range(20))
+    assert seen[0].key == seen[-1].key == "dequantizing"
+    assert seen[0].values["done"] == "0" and seen[-1].values["done"] == "16" and seen[0].values["total"] == "20"
+    assert Terminal("en").worded(seen[0]).startswith("dequantizing GGUF tensors: 0/20")
+    assert gguf_utils.tqdm.__module__.startswith("tqdm")  # put back

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from attnscope.core.info import info
+
+from support.notorch import imported
 
 
 def test_folder_facts_match_the_loaded_model(model_dir, loaded):
@@ -24,9 +24,8 @@ def test_folder_facts_match_the_loaded_model(model_dir, loaded):
 
 
 def test_info_does_not_import_torch(model_dir):
-    code = f"import sys; from attnscope.core.info import info; info({str(model_dir)!r}); print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    heavy, _ = imported(f"from attnscope.core.info import info; info({str(model_dir)!r})", ("torch",))
+    assert heavy == []
 
 
 def test_cli_json_and_view(cli, model_dir):

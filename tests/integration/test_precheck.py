@@ -8,9 +8,6 @@ the early words with the words the core says after loading (the reference).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +20,7 @@ from attnscope.model import model_shape
 
 from support import SEED
 from support.gguf import write_tiny_gguf
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-# Run the CLI with torch (and transformers, which needs it) unimportable, and the view and
-# figure modules too: a typo is worded from the catalogues alone (render.load_views is lazy).
-NO_TORCH = """
-import sys
-VIEWS = ("explain", "figures", "generate", "heads", "info", "mask", "matrix", "reuse", "roles", "rope",
-         "tokens", "trace", "weights")
-class NoTorch:
-    def find_spec(self, name, path=None, target=None):
-        parts = name.split(".")
-        if parts[0] in ("torch", "transformers") or parts[:2] == ["attnscope", "render"] and parts[2:3] and parts[2] in VIEWS:
-            raise ImportError(f"{name} imported before the input was checked")
-        return None
-sys.meta_path.insert(0, NoTorch())
-sys.argv = ["attnscope", *sys.argv[1:]]
-from attnscope.cli import main
-main()
-"""
+from support.notorch import MESSAGE, one_line, run_cli_without_torch
 
 
 @pytest.fixture(scope="module")
@@ -51,26 +28,10 @@ def tiny_gguf(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return write_tiny_gguf(model_dir, tmp_path_factory.mktemp("gguf") / "tiny-qwen2-f32.gguf")
 
 
-def run_without_torch(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    full.pop("ATTNSCOPE_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, env=full, cwd=ROOT, timeout=120
-    )
-
-
-def one_line(res: subprocess.CompletedProcess[str], code: int) -> str:
-    assert res.returncode == code, res.stderr
-    assert res.stdout == ""
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("attnscope: error: "), lines
-    return lines[0]
-
-
 def test_the_hook_does_block_torch(model_dir: Path) -> None:
     # A good run needs torch: under the hook it must fail, or the tests below prove nothing.
-    res = run_without_torch("weights", SEED, "--model", str(model_dir))
-    assert res.returncode != 0 and "imported before the input was checked" in res.stderr
+    res = run_cli_without_torch("weights", SEED, "--model", str(model_dir))
+    assert res.returncode != 0 and MESSAGE in res.stderr
 
 
 @pytest.mark.parametrize(
@@ -87,28 +48,28 @@ def test_the_hook_does_block_torch(model_dir: Path) -> None:
     ],
 )
 def test_weights_typos_are_reported_before_torch(model_dir: Path, args: list[str], expected: str) -> None:
-    line = one_line(run_without_torch("weights", SEED, "--model", str(model_dir), *args), ExitCode.USAGE)
+    line = one_line(run_cli_without_torch("weights", SEED, "--model", str(model_dir), *args), ExitCode.USAGE)
     assert line == f"attnscope: error: {expected}"
 
 
 def test_layer_range_from_a_gguf_header_before_torch(tiny_gguf: Path) -> None:
-    line = one_line(run_without_torch("weights", SEED, "--model", str(tiny_gguf), "--layer", "3"), ExitCode.USAGE)
+    line = one_line(run_cli_without_torch("weights", SEED, "--model", str(tiny_gguf), "--layer", "3"), ExitCode.USAGE)
     assert "the model has 3 layers" in line
 
 
 def test_heads_key_and_matrix_head_before_torch(model_dir: Path) -> None:
     line = one_line(
-        run_without_torch("heads", SEED, "--model", str(model_dir), "-q", "그것을", "-k", "바나나"), ExitCode.USAGE
+        run_cli_without_torch("heads", SEED, "--model", str(model_dir), "-q", "그것을", "-k", "바나나"), ExitCode.USAGE
     )
     assert line.startswith("attnscope: error: --key '바나나' is not in the prompt")
     line = one_line(
-        run_without_torch("matrix", SEED, "--model", str(model_dir), "--layer", "0", "--head", "9"), ExitCode.USAGE
+        run_cli_without_torch("matrix", SEED, "--model", str(model_dir), "--layer", "0", "--head", "9"), ExitCode.USAGE
     )
     assert "--head 9 is out of range" in line
 
 
 def test_empty_prompt_before_torch(model_dir: Path) -> None:
-    line = one_line(run_without_torch("weights", "", "--model", str(model_dir)), ExitCode.USAGE)
+    line = one_line(run_cli_without_torch("weights", "", "--model", str(model_dir)), ExitCode.USAGE)
     assert line == "attnscope: error: the prompt is empty"
 
 
@@ -140,7 +101,7 @@ def test_model_shape_of_folder_and_gguf(model_dir: Path, tiny_gguf: Path) -> Non
 def test_generate_checks_everything_before_torch(model_dir: Path, tmp_path: Path) -> None:
     """generate: a bad --model path, decoding settings, --steps, a --messages file's shape and
     --layer/--head (read from the config) are all answered with torch unimportable."""
-    line = one_line(run_without_torch("generate", SEED, "--model", str(tmp_path / "no-such-model")), ExitCode.MODEL)
+    line = one_line(run_cli_without_torch("generate", SEED, "--model", str(tmp_path / "no-such-model")), ExitCode.MODEL)
     assert "no-such-model" in line
     bad_messages = tmp_path / "messages.json"
     bad_messages.write_text('[{"role": "tool", "content": "hi"}]', encoding="utf-8")
@@ -154,5 +115,5 @@ def test_generate_checks_everything_before_torch(model_dir: Path, tmp_path: Path
         (["--head", "0,7"], ExitCode.USAGE, "--head 7 is out of range: the model has 4 heads"),
     ]
     for args, code, fragment in cases:
-        line = one_line(run_without_torch("generate", SEED, "--model", str(model_dir), *args), code)
+        line = one_line(run_cli_without_torch("generate", SEED, "--model", str(model_dir), *args), code)
         assert fragment in line, (args, line)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import torch
 
-from attnscope.core.spec import Selection
+import attnscope
+from attnscope.core.spec import Selection, Text
 from attnscope.core.weights import weights
 from attnscope.render import render, to_text
 from attnscope.results import from_json
@@ -97,3 +99,17 @@ def test_cli_per_head_shows_kv_group(cli, model_dir):
     res = cli("weights", SEED, "--model", str(model_dir), "--layer", "1", "--head", "2-3", "--per-head")
     assert res.exit_code == 0
     assert "layer 1 head 2 (KV head 1)" in res.stdout and "layer 1 head 3 (KV head 1)" in res.stdout
+
+
+def test_python_api_errors_do_not_mention_flags(loaded: Any) -> None:
+    for kwargs, words in (
+        ({"selection": Selection(layers=[99])}, "layer 99 is out of range: the model has 3 layers (0-2, or -1 to -3)"),
+        ({"selection": Selection(heads=[7])}, "head 7 is out of range: the model has 4 heads"),
+        ({"query": "없는말"}, "query '없는말' is not in the prompt"),
+        ({"query": 99}, "pos 99 is out of range: the prompt has"),
+        ({"query": Text("그", occurrence=5)}, "occurrence 5 is out of range"),
+        ({"measure": "size"}, "measure 'size': use weight or norm"),
+    ):
+        with pytest.raises(attnscope.AttnscopeError) as bad:
+            attnscope.weights(loaded, SEED, **kwargs)
+        assert words in bad.value.message and "--" not in bad.value.message, bad.value.message

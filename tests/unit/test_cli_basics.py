@@ -7,9 +7,6 @@ fresh interpreter); the rest go through ``CliRunner``, whose stdout is not a TTY
 from __future__ import annotations
 
 import inspect
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,32 +15,23 @@ from attnscope.cli.command import command
 from attnscope.cli.options import Model, Output, Source
 from attnscope.cli.terminal import Terminal
 
+from support.notorch import imported
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_help_does_not_import_torch_transformers_or_rich() -> None:
     code = (
-        "import sys\n"
         "from attnscope.cli import app\n"
         "for args in (['--help'], ['weights', '--help'], ['tokens', '--help']):\n"
         "    try:\n"
         "        app(args, prog_name='attnscope', standalone_mode=False)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = [m for m in ('torch', 'transformers', 'rich', 'tokenizers') if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
     )
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
+    heavy, res = imported(code, ("torch", "transformers", "rich", "tokenizers"))
     assert "Usage: attnscope weights" in res.stdout
-    assert res.stdout.strip().splitlines()[-1] == "HEAVY []"
+    assert heavy == []
 
 
 def test_option_groups_expand_into_the_signature_and_refuse_a_clash() -> None:

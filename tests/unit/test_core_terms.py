@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-import attnscope
 from attnscope.cli.parse import parse_one
-from attnscope.core.spec import Selection, Text, one_of
+from attnscope.core.spec import Selection, one_of
 from attnscope.errors import AttnscopeError
 from attnscope.render.common import ranges, span
-
-from support import SEED
 
 
 @pytest.mark.parametrize(
@@ -51,17 +46,3 @@ def test_a_line_prefix_keeps_the_flag() -> None:
     assert AttnscopeError("a system message needs chat=True", cli="--system needs --chat").cli_message() == (
         "--system needs --chat"
     )
-
-
-def test_python_api_errors_do_not_mention_flags(loaded: Any) -> None:
-    for kwargs, words in (
-        ({"selection": Selection(layers=[99])}, "layer 99 is out of range: the model has 3 layers (0-2, or -1 to -3)"),
-        ({"selection": Selection(heads=[7])}, "head 7 is out of range: the model has 4 heads"),
-        ({"query": "없는말"}, "query '없는말' is not in the prompt"),
-        ({"query": 99}, "pos 99 is out of range: the prompt has"),
-        ({"query": Text("그", occurrence=5)}, "occurrence 5 is out of range"),
-        ({"measure": "size"}, "measure 'size': use weight or norm"),
-    ):
-        with pytest.raises(attnscope.AttnscopeError) as bad:
-            attnscope.weights(loaded, SEED, **kwargs)
-        assert words in bad.value.message and "--" not in bad.value.message, bad.value.message

@@ -8,9 +8,6 @@ the early words with the words the core says after loading (the reference).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,39 +17,7 @@ from attnscope.core.spec import Selection
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-# Run the CLI with torch (and transformers, which needs it) unimportable.
-NO_TORCH = """
-import sys
-class NoTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("torch", "transformers"):
-            raise ImportError(f"{name} imported before the input was checked")
-        return None
-sys.meta_path.insert(0, NoTorch())
-sys.argv = ["attnscope", *sys.argv[1:]]
-from attnscope.cli import main
-main()
-"""
-
-
-def run_without_torch(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    full.pop("ATTNSCOPE_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, env=full, cwd=ROOT, timeout=120
-    )
-
-
-def one_line(res: subprocess.CompletedProcess[str], code: int) -> str:
-    assert res.returncode == code, res.stderr
-    assert res.stdout == ""
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("attnscope: error: "), lines
-    return lines[0]
+from support.notorch import one_line, run_cli_without_torch
 
 
 @pytest.mark.parametrize("command", ["weights", "heads", "matrix", "explain", "tokens", "info", "roles"])
@@ -64,17 +29,17 @@ def test_misspelt_model_path_is_reported_before_torch(tmp_path: Path, command: s
         "explain": ["--layer", "0", "--head", "0"],
     }.get(command, [])
     prompt = [] if command in ("info", "roles") else [SEED]
-    line = one_line(run_without_torch(command, *prompt, "--model", str(missing), *extra), ExitCode.MODEL)
+    line = one_line(run_cli_without_torch(command, *prompt, "--model", str(missing), *extra), ExitCode.MODEL)
     assert line == f"attnscope: error: {missing}: no such file or folder"
 
 
 def test_folder_without_config_is_reported_before_torch(tmp_path: Path) -> None:
-    line = one_line(run_without_torch("weights", SEED, "--model", str(tmp_path)), ExitCode.MODEL)
+    line = one_line(run_cli_without_torch("weights", SEED, "--model", str(tmp_path)), ExitCode.MODEL)
     assert "folder has no config.json" in line
 
 
 def test_offline_and_not_cached_before_torch(tmp_path: Path) -> None:
-    res = run_without_torch("weights", SEED, "--model", "nobody/absent", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path))
+    res = run_cli_without_torch("weights", SEED, "--model", "nobody/absent", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path))
     line = one_line(res, ExitCode.MODEL)
     assert "ATTNSCOPE_MODEL" in line and "--model PATH" in line
 
@@ -110,4 +75,4 @@ def test_selection_against_counts() -> None:
 )
 def test_an_empty_option_value_is_one_error_before_torch(args: list[str], flag: str) -> None:
     """An option given an empty value is refused as such, not read as its default."""
-    assert one_line(run_without_torch(*args), ExitCode.USAGE) == f"attnscope: error: {flag} is empty"
+    assert one_line(run_cli_without_torch(*args), ExitCode.USAGE) == f"attnscope: error: {flag} is empty"

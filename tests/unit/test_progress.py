@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any
 
 import pytest
 from rich.cells import cell_len as cells
@@ -62,22 +61,6 @@ def test_a_progress_line_is_cut_in_the_middle(text: str, width: int) -> None:
     else:
         head, tail = got.split("…")
         assert text.startswith(head) and text.endswith(tail) and len(head) > 0 and len(tail) > 0
-
-
-def test_gguf_tqdm_goes_to_progress(monkeypatch: pytest.MonkeyPatch) -> None:
-    import transformers.modeling_gguf_pytorch_utils as gguf_utils
-
-    from attnscope.model import gguf_cache
-    from attnscope.model.said import Said
-
-    seen: list[Said] = []
-    with gguf_cache._gguf_bar_as_progress(seen.append):
-        items: Any = list(gguf_utils.tqdm(range(20), desc="Converting and de-quantizing GGUF tensors..."))
-    assert items == list(range(20))
-    assert seen[0].key == seen[-1].key == "dequantizing"
-    assert seen[0].values["done"] == "0" and seen[-1].values["done"] == "16" and seen[0].values["total"] == "20"
-    assert Terminal("en").worded(seen[0]).startswith("dequantizing GGUF tensors: 0/20")
-    assert gguf_utils.tqdm.__module__.startswith("tqdm")  # put back
 
 
 def test_said_is_a_key_and_values_worded_by_the_catalogue() -> None:

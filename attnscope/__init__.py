@@ -19,7 +19,7 @@ of these names is first used, so ``import attnscope`` and ``attnscope --help`` s
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -54,6 +54,29 @@ _LAZY = {
     "Message": ("attnscope.results.segments", "Message"),
     "WeightsView": ("attnscope.results.weights", "WeightsView"),
 }
+
+if TYPE_CHECKING:  # the same names for type checkers and editors, which do not run __getattr__
+    from attnscope.capture.engine import load
+    from attnscope.core.batch import read_entries, run_batch
+    from attnscope.core.explain import explain
+    from attnscope.core.explore import explore
+    from attnscope.core.generate import generate
+    from attnscope.core.heads import heads
+    from attnscope.core.info import info
+    from attnscope.core.mask import mask
+    from attnscope.core.maskgrid import illustration as mask_illustration
+    from attnscope.core.matrix import matrix
+    from attnscope.core.reuse import reuse
+    from attnscope.core.roles import roles
+    from attnscope.core.rope import rope
+    from attnscope.core.spec import ChatSpec, IndexRange, QuerySpec, Selection, Text
+    from attnscope.core.tokenlist import tokens
+    from attnscope.core.trace import trace
+    from attnscope.core.weights import weights
+    from attnscope.errors import AttnscopeError
+    from attnscope.results import from_json
+    from attnscope.results.segments import Message
+    from attnscope.results.weights import WeightsView
 
 __all__ = ["__version__", *_LAZY]
 

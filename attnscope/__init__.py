@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from attnscope.version import __version__
 
 _LAZY = {
     # loading and reading results back

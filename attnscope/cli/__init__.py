@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from attnscope import __version__
+from attnscope.version import __version__
 
 app = typer.Typer(
     name="attnscope",

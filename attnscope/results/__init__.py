@@ -28,7 +28,7 @@ class Result:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document: ``schema`` and ``attnscope_version`` first, then every field, floats unrounded."""
-        from attnscope import __version__
+        from attnscope.version import __version__
 
         out: dict[str, Any] = {"schema": self.SCHEMA, "attnscope_version": __version__}
         out.update(_to_plain(self))

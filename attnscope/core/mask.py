@@ -18,7 +18,8 @@ This module does not draw or print; it returns a :class:`MaskResult`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
@@ -133,6 +134,10 @@ def _label(enc: Encoded, i: int) -> str:
     return enc.tokens[i].label
 
 
+# The two query positions captured per sequence, in this order (their index in ``Captured.rows``).
+_LAST_REAL, _FIRST_PAD = 0, 1
+
+
 def mask(
     loaded: Loaded,
     prompts: Sequence[str],
@@ -149,109 +154,23 @@ def mask(
     maskgrid.check_max_size(max_size)
     tokenizer, model = loaded.tokenizer, loaded.model
     side = one_of(padding_side or getattr(tokenizer, "padding_side", None) or "right", maskgrid.SIDES, "padding_side")
-    encs = [encode_prompt(tokenizer, p, chat) for p in prompts]
-    for e in encs:
-        check_length(len(e.ids), getattr(model.config, "max_position_embeddings", None))
+    encs = _encode(loaded, prompts, chat)
     warnings: list[ResultWarning] = []
     ids, am = padded_batch(tokenizer, encs, side, warnings)  # (B, T)
     batch, n = ids.shape
-    am_rows: list[list[int]] = [[int(v) for v in row] for row in am.tolist()]
+    layout = _Layout.of(encs, am)
 
-    # The grids: pure Python, from the 2D attention_mask alone.
-    grids = [maskgrid.combined(row) for row in am_rows]
-    pads = [maskgrid.padded_rows(row) for row in am_rows]
-
-    # One capturing forward: every layer's mask, and rows at two positions per sequence
-    # (its last real token, and its first padded row if it has one).
-    offsets = [next(i for i, m in enumerate(row) if m) for row in am_rows]
-    last_real = [off + len(e.ids) - 1 for off, e in zip(offsets, encs, strict=True)]
-    first_pad = [p[0] if p else last for p, last in zip(pads, last_real, strict=True)]
-    positions = torch.tensor([[q, r] for q, r in zip(last_real, first_pad, strict=True)])  # (B, 2)
-    n_layers = loaded.info.num_hidden_layers
-    every = frozenset(range(n_layers))
-    got = engine.run(model, ids, am, engine.Request(positions=positions, layers=every, keep_mask=every))
-    engine.check_finite(got.rows)
-    if set(got.mask) != set(every):
-        raise AttnscopeError(f"only layers {sorted(got.mask)} handed their mask to the attention", ExitCode.MODEL)
-    model_allowed = {layer: _allowed(m, batch, n) for layer, m in got.mask.items()}  # layer -> (B, T, T)
-    kinds: list[MaskKind] = []
-    for m in got.mask.values():
-        if _mask_kind(m) not in kinds:
-            kinds.append(_mask_kind(m))
-
+    got = _capture(loaded, ids, am, layout)
+    model_allowed = {layer: _allowed(m, batch, n) for layer, m in sorted(got.mask.items())}  # layer -> (B, T, T)
     # The eager reference: a second forward, eager attention, stopped inside layer 0.
     eager_raw, eager_rows = eager_probe(model, ids, am)  # (B, 1, T, T), (B, H, T, T)
     eager_allowed = _allowed(eager_raw, batch, n)
 
-    sequences = []
-    for b in range(batch):
-        grid_t = torch.tensor(grids[b], dtype=torch.bool)  # (T, T)
-        per_layer = [bool(torch.equal(model_allowed[layer][b], grid_t)) for layer in sorted(model_allowed)]
-        first_bad = next((layer for layer, ok in zip(sorted(model_allowed), per_layer, strict=True) if not ok), 0)
-        diff = (model_allowed[first_bad][b] != grid_t).nonzero().tolist()  # [[query_pos, key_pos], ...]
-        labels = [PAD_LABEL] * n
-        for i in range(len(encs[b].ids)):
-            labels[offsets[b] + i] = _label(encs[b], i)
-        sequences.append(
-            MaskSequence(
-                tokens=labels,
-                attention_mask=am_rows[b],
-                causal=maskgrid.causal(n),
-                combined=grids[b],
-                padded_rows=pads[b],
-                text=encs[b].text,
-                model_mask=_grid(model_allowed[first_bad][b]),
-                eager_mask=_grid(eager_allowed[b]),
-                agrees_with_model=all(per_layer),
-                agrees_with_eager=bool(torch.equal(eager_allowed[b], grid_t)),
-                mismatches=[[int(q), int(k)] for q, k in diff[:MAX_MISMATCHES]],
-            )
-        )
-
-    # Padded query rows: eager (layer 0) against the capture (every layer).
-    pad_rows = []
-    for b in range(batch):
-        if not pads[b]:
-            continue
-        r = first_pad[b]
-        eager_row = eager_rows[b, :, r, :]  # (H, T)
-        captured = torch.stack([got.rows[layer][b, :, 1, :] for layer in sorted(got.rows)])  # (L, H, T)
-        pad_rows.append(
-            PadRowCheck(
-                sequence=b,
-                query_pos=r,
-                allowed_keys=sum(grids[b][r]),
-                n_keys=n,
-                eager_min=float(eager_row.min()),
-                eager_max=float(eager_row.max()),
-                eager_sum_min=float(eager_row.sum(-1).min()),
-                eager_sum_max=float(eager_row.sum(-1).max()),
-                capture_max=float(captured.abs().max()),
-                capture_sum_min=float(captured.sum(-1).min()),
-                capture_sum_max=float(captured.sum(-1).max()),
-                eager_vs_capture=float((eager_row - captured[0]).abs().max()),
-            )
-        )
-
-    # Pad columns at one real token: the last token of the most padded sequence.
-    pad_columns = None
-    chosen = max(range(batch), key=lambda b: (len(pads[b]), -b))
-    if pads[chosen]:
-        q = last_real[chosen]
-        rows = torch.stack([got.rows[layer][chosen, :, 0, :] for layer in sorted(got.rows)])  # (L, H, T)
-        cols = pads[chosen]
-        pad_columns = PadColumnCheck(
-            sequence=chosen,
-            query_pos=q,
-            label=sequences[chosen].tokens[q],
-            pad_columns=cols,
-            layers=rows.shape[0],
-            heads=rows.shape[1],
-            max_weight=float(rows[:, :, cols].abs().max()),
-            row_sum_min=float(rows.sum(-1).min()),
-            row_sum_max=float(rows.sum(-1).max()),
-            causal_hides=min(cols) > q,
-        )
+    sequences = [
+        _sequence(encs[b], layout, b, {layer: a[b] for layer, a in model_allowed.items()}, eager_allowed[b])
+        for b in range(batch)
+    ]
+    pad_rows = [_pad_row(layout, b, eager_rows[b], _captured_at(got.rows, b, _FIRST_PAD)) for b in layout.padded()]
     return MaskResult(
         mode="model",
         side=side,
@@ -260,11 +179,151 @@ def mask(
         max_size=max_size,
         model=loaded.info,
         chat=chat is not None,
-        mask_kinds=kinds,
+        mask_kinds=_mask_kinds(got.mask.values()),
         layers_checked=len(model_allowed),
         agrees_with_model=all(bool(s.agrees_with_model) for s in sequences),
         agrees_with_eager=all(bool(s.agrees_with_eager) for s in sequences),
         pad_rows=pad_rows,
-        pad_columns=pad_columns,
+        pad_columns=_pad_columns(layout, got.rows, sequences),
         warnings=warnings,
+    )
+
+
+def _encode(loaded: Loaded, prompts: Sequence[str], chat: ChatSpec | None) -> list[Encoded]:
+    """Each prompt tokenized on its own (chat template applied with ``chat``), its length checked."""
+    encs = [encode_prompt(loaded.tokenizer, p, chat) for p in prompts]
+    for e in encs:
+        check_length(len(e.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    return encs
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Where each sequence of the padded batch sits, and its grids (pure Python, from the 2D
+    attention_mask alone)."""
+
+    attention_mask: list[list[int]]  # [sequence][position], 1 = a real token
+    grids: list[list[list[int]]]  # [sequence] the causal and padding grid (maskgrid.combined)
+    pads: list[list[int]]  # [sequence] its padded positions
+    offsets: list[int]  # [sequence] its first real position
+    last_real: list[int]  # [sequence] its last real position
+    first_pad: list[int]  # [sequence] its first padded position (its last real one when it has none)
+
+    @classmethod
+    def of(cls, encs: Sequence[Encoded], am: torch.Tensor) -> _Layout:
+        rows: list[list[int]] = [[int(v) for v in row] for row in am.tolist()]
+        pads = [maskgrid.padded_rows(row) for row in rows]
+        offsets = [next(i for i, m in enumerate(row) if m) for row in rows]
+        last_real = [off + len(e.ids) - 1 for off, e in zip(offsets, encs, strict=True)]
+        return cls(
+            attention_mask=rows,
+            grids=[maskgrid.combined(row) for row in rows],
+            pads=pads,
+            offsets=offsets,
+            last_real=last_real,
+            first_pad=[p[0] if p else last for p, last in zip(pads, last_real, strict=True)],
+        )
+
+    def padded(self) -> list[int]:
+        """The sequences that have pads."""
+        return [b for b, p in enumerate(self.pads) if p]
+
+
+def _capture(loaded: Loaded, ids: torch.Tensor, am: torch.Tensor, layout: _Layout) -> engine.Captured:
+    """One capturing forward: every layer's mask, and rows at two positions per sequence
+    (``_LAST_REAL`` and ``_FIRST_PAD``)."""
+    positions = torch.tensor([[q, r] for q, r in zip(layout.last_real, layout.first_pad, strict=True)])  # (B, 2)
+    every = frozenset(range(loaded.info.num_hidden_layers))
+    got = engine.run(loaded.model, ids, am, engine.Request(positions=positions, layers=every, keep_mask=every))
+    engine.check_finite(got.rows)
+    if set(got.mask) != set(every):
+        raise AttnscopeError(f"only layers {sorted(got.mask)} handed their mask to the attention", ExitCode.MODEL)
+    return got
+
+
+def _mask_kinds(masks: Iterable[torch.Tensor | None]) -> list[MaskKind]:
+    """The distinct kinds of mask the layers received, first seen first."""
+    kinds: list[MaskKind] = []
+    for m in masks:
+        if _mask_kind(m) not in kinds:
+            kinds.append(_mask_kind(m))
+    return kinds
+
+
+def _captured_at(rows: dict[int, torch.Tensor], b: int, slot: int) -> torch.Tensor:
+    """Sequence ``b``'s captured rows at one of its two positions, every layer: (L, H, T)."""
+    return torch.stack([rows[layer][b, :, slot, :] for layer in sorted(rows)])
+
+
+def _sequence(
+    enc: Encoded, layout: _Layout, b: int, model_allowed: dict[int, torch.Tensor], eager_allowed: torch.Tensor
+) -> MaskSequence:
+    """Sequence ``b``'s grids, checked against what each layer's attention received
+    (``model_allowed``: layer -> (T, T), layers in order) and against the eager mask (T, T)."""
+    n = len(layout.attention_mask[b])
+    grid_t = torch.tensor(layout.grids[b], dtype=torch.bool)  # (T, T)
+    agrees = {layer: bool(torch.equal(allowed, grid_t)) for layer, allowed in model_allowed.items()}
+    first_bad = next((layer for layer, ok in agrees.items() if not ok), 0)
+    diff = (model_allowed[first_bad] != grid_t).nonzero().tolist()  # [[query_pos, key_pos], ...]
+    labels = [PAD_LABEL] * n
+    for i in range(len(enc.ids)):
+        labels[layout.offsets[b] + i] = _label(enc, i)
+    return MaskSequence(
+        tokens=labels,
+        attention_mask=layout.attention_mask[b],
+        causal=maskgrid.causal(n),
+        combined=layout.grids[b],
+        padded_rows=layout.pads[b],
+        text=enc.text,
+        model_mask=_grid(model_allowed[first_bad]),
+        eager_mask=_grid(eager_allowed),
+        agrees_with_model=all(agrees.values()),
+        agrees_with_eager=bool(torch.equal(eager_allowed, grid_t)),
+        mismatches=[[int(q), int(k)] for q, k in diff[:MAX_MISMATCHES]],
+    )
+
+
+def _pad_row(layout: _Layout, b: int, eager_rows: torch.Tensor, captured: torch.Tensor) -> PadRowCheck:
+    """Sequence ``b``'s first padded query row: eager (layer 0, ``eager_rows`` (H, T, T)) against
+    the capture (every layer, ``captured`` (L, H, T))."""
+    r = layout.first_pad[b]
+    eager_row = eager_rows[:, r, :]  # (H, T)
+    return PadRowCheck(
+        sequence=b,
+        query_pos=r,
+        allowed_keys=sum(layout.grids[b][r]),
+        n_keys=len(layout.attention_mask[b]),
+        eager_min=float(eager_row.min()),
+        eager_max=float(eager_row.max()),
+        eager_sum_min=float(eager_row.sum(-1).min()),
+        eager_sum_max=float(eager_row.sum(-1).max()),
+        capture_max=float(captured.abs().max()),
+        capture_sum_min=float(captured.sum(-1).min()),
+        capture_sum_max=float(captured.sum(-1).max()),
+        eager_vs_capture=float((eager_row - captured[0]).abs().max()),
+    )
+
+
+def _pad_columns(
+    layout: _Layout, rows: dict[int, torch.Tensor], sequences: Sequence[MaskSequence]
+) -> PadColumnCheck | None:
+    """Pad columns at one real token: the last token of the most padded sequence (None when no
+    sequence has pads)."""
+    chosen = max(range(len(layout.pads)), key=lambda b: (len(layout.pads[b]), -b))
+    cols = layout.pads[chosen]
+    if not cols:
+        return None
+    q = layout.last_real[chosen]
+    captured = _captured_at(rows, chosen, _LAST_REAL)  # (L, H, T)
+    return PadColumnCheck(
+        sequence=chosen,
+        query_pos=q,
+        label=sequences[chosen].tokens[q],
+        pad_columns=cols,
+        layers=captured.shape[0],
+        heads=captured.shape[1],
+        max_weight=float(captured[:, :, cols].abs().max()),
+        row_sum_min=float(captured.sum(-1).min()),
+        row_sum_max=float(captured.sum(-1).max()),
+        causal_hides=min(cols) > q,
     )

@@ -63,45 +63,57 @@ def _anchor(cls: type) -> str:
 
 
 def _field_docs(cls: type) -> dict[str, str]:
-    """Field name -> its documentation: the comment on its line, comment lines above it, or the
-    string literal right after it (an attribute docstring)."""
+    """Field name -> its documentation: comment lines above it, the comment on its line, and the
+    string literal right after it (an attribute docstring), in that order."""
     try:
         source = textwrap.dedent(inspect.getsource(cls))
     except (OSError, TypeError):
         return {}
-    comments: dict[int, str] = {}
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.COMMENT:
-            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    comments = _comments(source)
     lines = source.splitlines()
-    tree = ast.parse(source)
-    node = tree.body[0]
+    node = ast.parse(source).body[0]
     assert isinstance(node, ast.ClassDef)
     docs: dict[str, str] = {}
-    body = node.body
-    for i, stmt in enumerate(body):
+    for i, stmt in enumerate(node.body):
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
-        name = stmt.target.id
-        parts: list[str] = []
-        # full-line comments right above the field
-        above: list[str] = []
-        line = stmt.lineno - 1
-        while line >= 1 and lines[line - 1].strip().startswith("#"):
-            above.insert(0, comments.get(line, ""))
-            line -= 1
-        parts.extend(a for a in above if a)
-        end = stmt.end_lineno or stmt.lineno
-        for ln in range(stmt.lineno, end + 1):
-            if ln in comments and not lines[ln - 1].strip().startswith("#"):
-                parts.append(comments[ln])
-        if i + 1 < len(body):
-            nxt = body[i + 1]
-            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
-                parts.append(" ".join(nxt.value.value.split()))
+        next_stmt = node.body[i + 1] if i + 1 < len(node.body) else None
+        parts = _comments_above(stmt, lines, comments) + _comments_on(stmt, lines, comments)
+        parts += _docstring(next_stmt)
         if parts:
-            docs[name] = " ".join(parts)
+            docs[stmt.target.id] = " ".join(parts)
     return docs
+
+
+def _comments(source: str) -> dict[int, str]:
+    """Line number -> the text of the comment on that line (without ``#``)."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return {tok.start[0]: tok.string.lstrip("#").strip() for tok in tokens if tok.type == tokenize.COMMENT}
+
+
+def _is_comment_line(lines: list[str], line: int) -> bool:
+    return lines[line - 1].strip().startswith("#")
+
+
+def _comments_above(stmt: ast.stmt, lines: list[str], comments: dict[int, str]) -> list[str]:
+    """The full-line comments right above a statement, top to bottom (empty ones dropped)."""
+    line = stmt.lineno - 1
+    while line >= 1 and _is_comment_line(lines, line):
+        line -= 1
+    return [text for ln in range(line + 1, stmt.lineno) if (text := comments.get(ln, ""))]
+
+
+def _comments_on(stmt: ast.stmt, lines: list[str], comments: dict[int, str]) -> list[str]:
+    """The trailing comments on the lines a statement spans."""
+    end = stmt.end_lineno or stmt.lineno
+    return [comments[ln] for ln in range(stmt.lineno, end + 1) if ln in comments and not _is_comment_line(lines, ln)]
+
+
+def _docstring(stmt: ast.stmt | None) -> list[str]:
+    """An attribute docstring: ``stmt`` when it is a bare string literal, whitespace folded."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+        return [" ".join(stmt.value.value.split())]
+    return []
 
 
 def _doc(cls: type) -> str:
@@ -112,37 +124,55 @@ def _doc(cls: type) -> str:
 
 
 def _type(tp: Any, nested: list[type]) -> str:
-    """The JSON form of a Python annotation, with links to nested result types."""
+    """The JSON form of a Python annotation, with links to nested result types (added to ``nested``)."""
     if tp is type(None):
         return "null"
-    origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
-        args = get_args(tp)
-        inner = [_type(a, nested) for a in args if a is not type(None)]
-        text = " or ".join(inner)
-        return text + " or null" if type(None) in args else text
-    if origin is Literal:
-        return " \\| ".join(f'`"{a}"`' if isinstance(a, str) else f"`{a!r}`".lower() for a in get_args(tp))
-    if origin in (list, tuple):
-        items = [a for a in get_args(tp) if a is not Ellipsis]
-        if origin is tuple and len(items) > 1 and len(set(items)) > 1:
-            return "[" + ", ".join(_type(a, nested) for a in items) + "]"
-        return "list of " + (_type(items[0], nested) if items else "any")
-    if origin is dict:
-        args = get_args(tp)
-        return "object of " + (_type(args[1], nested) if len(args) == 2 else "any")
+    writer = _GENERIC_TYPES.get(get_origin(tp))
+    if writer is not None:
+        return writer(tp, nested)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return " \\| ".join(f'`"{m.value}"`' if isinstance(m.value, str) else f"`{m.value}`" for m in tp)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         if tp not in nested:
             nested.append(tp)
         return f"[{tp.__name__}](#{_anchor(tp)})"
-    names = {int: "int", float: "float", str: "string", bool: "bool"}
-    if tp in names:
-        return names[tp]
-    if tp is Any:
-        return "any"
-    return str(tp)
+    return _PLAIN_TYPES.get(tp, str(tp))
+
+
+def _union_type(tp: Any, nested: list[type]) -> str:
+    args = get_args(tp)
+    text = " or ".join(_type(a, nested) for a in args if a is not type(None))
+    return text + " or null" if type(None) in args else text
+
+
+def _literal_type(tp: Any, nested: list[type]) -> str:
+    return " \\| ".join(f'`"{a}"`' if isinstance(a, str) else f"`{a!r}`".lower() for a in get_args(tp))
+
+
+def _list_type(tp: Any, nested: list[type]) -> str:
+    """A list, or a tuple of one repeated type, is "list of X"; a tuple of mixed types lists them."""
+    items = [a for a in get_args(tp) if a is not Ellipsis]
+    if get_origin(tp) is tuple and len(items) > 1 and len(set(items)) > 1:
+        return "[" + ", ".join(_type(a, nested) for a in items) + "]"
+    return "list of " + (_type(items[0], nested) if items else "any")
+
+
+def _dict_type(tp: Any, nested: list[type]) -> str:
+    args = get_args(tp)
+    return "object of " + (_type(args[1], nested) if len(args) == 2 else "any")
+
+
+# Writers of the generic annotations, by their origin (``get_origin``).
+_GENERIC_TYPES: dict[Any, typing.Callable[[Any, list[type]], str]] = {
+    Union: _union_type,
+    types.UnionType: _union_type,
+    Literal: _literal_type,
+    list: _list_type,
+    tuple: _list_type,
+    dict: _dict_type,
+}
+
+_PLAIN_TYPES: dict[Any, str] = {int: "int", float: "float", str: "string", bool: "bool", Any: "any"}
 
 
 def _cell(text: str) -> str:

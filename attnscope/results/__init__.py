@@ -49,56 +49,84 @@ T = TypeVar("T")
 
 
 def _from_plain(tp: Any, value: Any, where: str) -> Any:
-    origin = get_origin(tp)
-    if origin is Literal:
-        if value not in get_args(tp):
-            raise _bad(where, " or ".join(repr(a) for a in get_args(tp)))
-        return value
-    if origin in (Union, types.UnionType):
-        args = [a for a in get_args(tp) if a is not type(None)]
-        if value is None:
-            return None
-        return _from_plain(args[0], value, where)
-    if origin in (list, tuple):
-        if not isinstance(value, list):
-            raise _bad(where, "a list")
-        (inner,) = get_args(tp)[:1]
-        return [_from_plain(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise _bad(where, "an object")
-        return value
+    """``value`` read from JSON as the annotation ``tp``; raises AttnscopeError naming ``where``."""
+    reader = _READERS.get(get_origin(tp))
+    if reader is not None:
+        return reader(tp, value, where)
     if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise _bad(where, "an object")
-        hints = typing.get_type_hints(tp)
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name not in value:
-                if f.default is not dataclasses.MISSING:
-                    continue
-                if f.default_factory is not dataclasses.MISSING:
-                    continue
-                raise AttnscopeError(f"{where}: missing field '{f.name}'", ExitCode.INPUT_FILE)
-            kwargs[f.name] = _from_plain(hints[f.name], value[f.name], f"{where}.{f.name}")
-        return tp(**kwargs)  # type: ignore[operator]
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _bad(where, "a number")
-        return float(value)
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _bad(where, "an integer")
-        return value
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise _bad(where, "true or false")
-        return value
-    if tp is str:
-        if not isinstance(value, str):
-            raise _bad(where, "a string")
-        return value
+        return _from_dataclass(tp, value, where)
+    if tp in _SCALARS:
+        return _from_scalar(tp, value, where)
     return value  # Any
+
+
+def _from_literal(tp: Any, value: Any, where: str) -> Any:
+    if value not in get_args(tp):
+        raise _bad(where, " or ".join(repr(a) for a in get_args(tp)))
+    return value
+
+
+def _from_optional(tp: Any, value: Any, where: str) -> Any:
+    """``X | None``: None stays None, anything else is read as the first non-None member."""
+    if value is None:
+        return None
+    args = [a for a in get_args(tp) if a is not type(None)]
+    return _from_plain(args[0], value, where)
+
+
+def _from_list(tp: Any, value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _bad(where, "a list")
+    (inner,) = get_args(tp)[:1]
+    return [_from_plain(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+def _from_dict(tp: Any, value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _bad(where, "an object")
+    return value
+
+
+def _from_dataclass(tp: Any, value: Any, where: str) -> Any:
+    """A nested result: every field read with its own annotation; a missing field needs a default."""
+    if not isinstance(value, dict):
+        raise _bad(where, "an object")
+    hints = typing.get_type_hints(tp)
+    kwargs = {}
+    for f in dataclasses.fields(tp):
+        if f.name in value:
+            kwargs[f.name] = _from_plain(hints[f.name], value[f.name], f"{where}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise AttnscopeError(f"{where}: missing field '{f.name}'", ExitCode.INPUT_FILE)
+    return tp(**kwargs)
+
+
+# Readers of the generic annotations, by their origin (``get_origin``).
+_READERS: dict[Any, typing.Callable[[Any, Any, str], Any]] = {
+    Literal: _from_literal,
+    Union: _from_optional,
+    types.UnionType: _from_optional,
+    list: _from_list,
+    tuple: _from_list,
+    dict: _from_dict,
+}
+
+# The scalar annotations: the JSON values each accepts and what the error says it expected.
+# A JSON true/false is a bool only, never a number.
+_SCALARS: dict[Any, tuple[tuple[type, ...], str]] = {
+    float: ((int, float), "a number"),
+    int: ((int,), "an integer"),
+    bool: ((bool,), "true or false"),
+    str: ((str,), "a string"),
+}
+
+
+def _from_scalar(tp: Any, value: Any, where: str) -> Any:
+    accepts, what = _SCALARS[tp]
+    ok = isinstance(value, accepts) and (tp is bool or not isinstance(value, bool))
+    if not ok:
+        raise _bad(where, what)
+    return float(value) if tp is float else value
 
 
 def _bad(where: str, what: str) -> AttnscopeError:

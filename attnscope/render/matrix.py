@@ -58,44 +58,18 @@ def _top(r: MatrixResult) -> list[tuple[int, float]]:
 def grid(r: MatrixResult, lang: Lang, labels_shown: bool = True, top_shown: bool = True) -> Text:
     """The heat grid as one no-wrap Text: index, label, [before], a cell per key, top key."""
     v = r.view
-    n = len(v.groups)
     labels = list(v.labels) if labels_shown else ["" for _ in v.labels]
-    idx_w = len(str(max(v.groups[-1][0], n))) if n else 1
+    idx_w = _index_width(r)
     lab_w = max((cell_len(x) for x in labels), default=1)
     left = idx_w + 1 + (lab_w + 1 if labels_shown else 0)
-    has_before = r.window[0] > 0
-    before_w = 6 if has_before else 0
     nums = _nums(r)
-    top = _top(r)
     out = Text()
-    # Column headers: tens digit on the first line, units digit on the second.
-    if any(x >= 10 for x in nums):
-        out.append(" " * (left + before_w))
-        for x in nums:
-            out.append(f" {x // 10 % 10}" if x >= 10 else "  ", style="dim")
-        out.append("\n")
-    out.append(" " * left + (f"<{r.window[0]}".rjust(5) + " " if has_before else ""), style="dim")
-    for x in nums:
-        out.append(f" {x % 10}", style="dim")
-    if top_shown:
-        out.append(f"   {t(lang, 'matrix.top.' + v.by)}", style="dim")
-    out.append("\n")
-    for row in range(n):
+    _column_headers(out, r, lang, left, top_shown)
+    for row, (best_c, best) in enumerate(_top(r)):
         out.append(f"{nums[row]:>{idx_w}} ", style="dim")
         if labels_shown:
             out.append(_pad(labels[row], lab_w) + " ")
-        if has_before:
-            b = v.before[row]
-            out.append(f"{b:4.2f} ", style=heat_style(b))
-            out.append("│", style="dim")
-        last_query = v.groups[row][-1]
-        for c in range(n):
-            if v.groups[c][0] > last_query:
-                out.append(" ·", style="grey35")
-                continue
-            value = v.cells[row][c]
-            out.append(shade(value) * 2, style=heat_style(value))
-        best_c, best = top[row]
+        _row_cells(out, r, row)
         if top_shown and best >= 0:
             out.append(f"  {v.labels[best_c]} {best:.2f}", style="dim")
         out.append("\n")
@@ -103,6 +77,50 @@ def grid(r: MatrixResult, lang: Lang, labels_shown: bool = True, top_shown: bool
     out.no_wrap = True  # a wrapped grid is unreadable
     out.overflow = "crop"
     return out
+
+
+def _index_width(r: MatrixResult) -> int:
+    """Width of the row index column: the widest number drawn."""
+    groups = r.view.groups
+    return len(str(max(groups[-1][0], len(groups)))) if groups else 1
+
+
+# Width of the column of weight put on the keys before the window ("<start" and a bar).
+_BEFORE_WIDTH = 6
+
+
+def _column_headers(out: Text, r: MatrixResult, lang: Lang, left: int, top_shown: bool) -> None:
+    """The column numbers over the cells: tens digit on a first line (only when a number
+    reaches 10), units digit on the second, which also heads the before and top-key columns."""
+    nums = _nums(r)
+    start = r.window[0]
+    if any(x >= 10 for x in nums):
+        out.append(" " * (left + (_BEFORE_WIDTH if start > 0 else 0)))
+        for x in nums:
+            out.append(f" {x // 10 % 10}" if x >= 10 else "  ", style="dim")
+        out.append("\n")
+    out.append(" " * left + (f"<{start}".rjust(5) + " " if start > 0 else ""), style="dim")
+    for x in nums:
+        out.append(f" {x % 10}", style="dim")
+    if top_shown:
+        out.append(f"   {t(lang, 'matrix.top.' + r.view.by)}", style="dim")
+    out.append("\n")
+
+
+def _row_cells(out: Text, r: MatrixResult, row: int) -> None:
+    """One row's weight before the window (when it starts after 0) and a shaded cell per key,
+    ``·`` where the causal mask removes the key (it comes after the row's last query)."""
+    v = r.view
+    if r.window[0] > 0:
+        b = v.before[row]
+        out.append(f"{b:4.2f} ", style=heat_style(b))
+        out.append("│", style="dim")
+    last_query = v.groups[row][-1]
+    for c, group in enumerate(v.groups):
+        if group[0] > last_query:
+            out.append(" ·", style="grey35")
+        else:
+            out.append(shade(v.cells[row][c]) * 2, style=heat_style(v.cells[row][c]))
 
 
 def _nums(r: MatrixResult) -> list[int]:
@@ -145,7 +163,7 @@ class FittedGrid:
         yield bare
         nums = _nums(r)
         if drawn > width:
-            fixed = len(str(max(r.view.groups[-1][0], len(nums)))) + 1 + (6 if r.window[0] > 0 else 0)
+            fixed = _index_width(r) + 1 + (_BEFORE_WIDTH if r.window[0] > 0 else 0)
             shown = max(0, min(len(nums), (width - fixed) // 2))
             if shown:
                 columns = span(lang, nums[0], nums[shown - 1])

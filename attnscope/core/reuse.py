@@ -189,6 +189,24 @@ def comparisons(loaded: Loaded, ids: list[int], repeat: int) -> Comparisons:
     )
 
 
+def _suffix_ids(tokenizer: Any, suffix: str) -> list[int]:
+    """The suffix's token ids, tokenized on its own (no special tokens); it must give some."""
+    if not suffix:
+        raise AttnscopeError("the suffix is empty")
+    ids = list(tokenizer(suffix, add_special_tokens=False)["input_ids"])
+    if not ids:
+        raise AttnscopeError("the suffix gives no tokens")
+    return ids
+
+
+def _cache_consistent(cache: CacheCheck, n_tokens: int) -> bool:
+    """The cached run picks the full run's next token, the original cache still holds the prefix
+    only, and the copy holds all ``n_tokens``."""
+    return (
+        cache.cached.id == cache.full.id and cache.original_len_after == cache.prefix_len and cache.copy_len == n_tokens
+    )
+
+
 def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> ReuseResult:
     """Everything ``attnscope reuse`` does."""
     if repeat < 1:
@@ -196,11 +214,7 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> Reuse
     tokenizer = loaded.tokenizer
     model = loaded.model
     pre = encode(tokenizer, prefix)
-    if not suffix:
-        raise AttnscopeError("the suffix is empty")
-    suffix_ids = list(tokenizer(suffix, add_special_tokens=False)["input_ids"])
-    if not suffix_ids:
-        raise AttnscopeError("the suffix gives no tokens")
+    suffix_ids = _suffix_ids(tokenizer, suffix)
     text = prefix + suffix
     ids = pre.ids + suffix_ids
     check_length(len(ids), getattr(model.config, "max_position_embeddings", None))
@@ -220,7 +234,6 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> Reuse
     max_k = max(d.max_diff_k for d in per_layer)
     max_v = max(d.max_diff_v for d in per_layer)
     max_rows = max(d.max_diff_rows for d in per_layer)
-    logit_tol = tol * max(1.0, float(one_pass.abs().max()))
     # K/V grow with depth (hundreds in late layers), so their bar scales with their size.
     kv_scale = max(1.0, max(float(full_run.qkv[layer][1].abs().max()) for layer in full_run.qkv))
     kv_ok = (
@@ -229,12 +242,8 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> Reuse
         and max_rows <= 10 * tol  # probabilities from scores of size ~100: fp32 rounding reaches ~1e-4
         and all(d.max_future_weight == 0.0 for d in per_layer)
     )
-    cache_ok = (
-        max_diff_logits <= logit_tol
-        and cache.cached.id == cache.full.id
-        and cache.original_len_after == cache.prefix_len
-        and cache.copy_len == len(ids)
-    )
+    logit_tol = tol * max(1.0, float(one_pass.abs().max()))
+    cache_ok = max_diff_logits <= logit_tol and _cache_consistent(cache, len(ids))
     warnings = [] if joint == ids else [ResultWarning(code="boundary_tokens_differ")]
     return ReuseResult(
         model=loaded.info,

@@ -253,31 +253,16 @@ def rope(
     head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
     if pos < 0:
         raise AttnscopeError(f"pos {pos}: a position is 0 or more", option="pos")
-    chosen = deltas is not None
-    shifts = list(DEFAULT_DELTAS if deltas is None else deltas)
-    if not shifts or any(d <= 0 for d in shifts):
-        raise AttnscopeError("deltas: give positive shifts, e.g. 1,10,100,1000", option="deltas")
+    shifts = _positive_shifts(deltas)
     li = one(layer, info.num_hidden_layers, "layer")
     hi = one(head, info.num_attention_heads, "head")
     table = pairs(theta, head_dim, pos)
-    rotary = getattr(engine.decoder(model), "rotary_emb", None)
-    model_inv = getattr(rotary, "inv_freq", None)
-    inv_diff: float | None = None
-    if isinstance(model_inv, torch.Tensor):
-        ours = torch.tensor([p.inv_freq for p in table], dtype=torch.float64)
-        inv_diff = float(((model_inv.double().cpu() - ours).abs() / ours).max())
+    inv_diff = _inv_freq_diff(model, table)
     enc = encode(loaded.tokenizer, prompt if prompt is not None else DEFAULT_PROMPT)
     max_pos = getattr(config, "max_position_embeddings", None)
     check_length(len(enc.ids), max_pos)
     m = len(enc.ids) - 1
-    if max_pos and not chosen:  # the default shifts, cut to what the model's positions allow
-        shifts = [d for d in shifts if m + d < max_pos] or [1]
-    if max_pos and m + max(shifts) >= max_pos:
-        raise AttnscopeError(
-            f"deltas: the query at position {m} shifted by {max(shifts)} passes max_position_embeddings "
-            f"({max_pos}), where the model never runs; use shifts below {max_pos - m}",
-            option="deltas",
-        )
+    shifts = _shifts_in_range(shifts, m, max_pos, chosen=deltas is not None)
     proj = project(model, enc.ids, li, [m])
     rel = relative_check(model, proj, li, hi, m, shifts)
     vc = v_check(proj)
@@ -302,3 +287,36 @@ def rope(
         tolerance=rel_tol,
         ok=ok,
     )
+
+
+def _positive_shifts(deltas: Sequence[int] | None) -> list[int]:
+    """The shifts asked for (default ``DEFAULT_DELTAS``); each must be positive."""
+    shifts = list(DEFAULT_DELTAS if deltas is None else deltas)
+    if not shifts or any(d <= 0 for d in shifts):
+        raise AttnscopeError("deltas: give positive shifts, e.g. 1,10,100,1000", option="deltas")
+    return shifts
+
+
+def _shifts_in_range(shifts: list[int], m: int, max_pos: int | None, *, chosen: bool) -> list[int]:
+    """The shifts that keep the query at position ``m`` below ``max_pos``: the default ones are cut
+    to those (at least 1), shifts the user ``chosen`` that pass it are an error."""
+    if max_pos and not chosen:
+        shifts = [d for d in shifts if m + d < max_pos] or [1]
+    if max_pos and m + max(shifts) >= max_pos:
+        raise AttnscopeError(
+            f"deltas: the query at position {m} shifted by {max(shifts)} passes max_position_embeddings "
+            f"({max_pos}), where the model never runs; use shifts below {max_pos - m}",
+            option="deltas",
+        )
+    return shifts
+
+
+def _inv_freq_diff(model: torch.nn.Module, table: Sequence[Pair]) -> float | None:
+    """The largest relative difference between the model's own ``rotary_emb.inv_freq`` and the
+    speeds computed from ``rope_theta`` (None when the model keeps no such tensor)."""
+    rotary = getattr(engine.decoder(model), "rotary_emb", None)
+    model_inv = getattr(rotary, "inv_freq", None)
+    if not isinstance(model_inv, torch.Tensor):
+        return None
+    ours = torch.tensor([p.inv_freq for p in table], dtype=torch.float64)
+    return float(((model_inv.double().cpu() - ours).abs() / ours).max())

@@ -34,6 +34,8 @@ from attnscope.cli.terminal import warning_line, write_json
 
 if TYPE_CHECKING:
     from attnscope.core.spec import ChatSpec, QuerySpec, Selection
+    from attnscope.errors import AttnscopeError
+    from attnscope.render import Ctx
     from attnscope.results.weights import WeightsView
 
 
@@ -110,14 +112,7 @@ def weights_cmd(
     if view.by == "segment" and not (chat.chat or messages is not None):
         raise _bad("--by segment needs --chat or --messages: segments are the parts of a chat template")
     if input_file is not None:
-        if messages is not None:
-            raise _bad("give --messages FILE or --input FILE, not both")
-        if how != "weight":
-            raise _bad("--measure norm works on one prompt; it cannot be used with --input")
-        if prompt is not None:
-            raise _bad("give a PROMPT or --input FILE, not both")
-        if out.svg or out.html:
-            raise _bad("--svg/--html write one view; they cannot be used with --input")
+        _check_batch_options(prompt, messages=messages, measure=how, out=out)
         _batch(
             input_file,
             input_format,
@@ -131,10 +126,9 @@ def weights_cmd(
             view=view,
         )
         return
-    if prompt is None and messages is None:
-        raise _bad("give a PROMPT (or - for stdin), --messages FILE, or --input FILE for many prompts")
-    if batch_size != 1 or keep_going or input_format != "auto":
-        raise _bad("--batch-size, --keep-going and --input-format need --input FILE")
+    _check_single_options(
+        prompt, messages=messages, batch_size=batch_size, keep_going=keep_going, input_format=input_format
+    )
     chosen = read_messages(messages)
     text = read_prompt(prompt) if prompt is not None else None
     loaded = model.load(
@@ -157,6 +151,28 @@ def weights_cmd(
         measure=how,
     )
     out.emit(result)
+
+
+def _check_batch_options(prompt: str | None, *, messages: str | None, measure: str, out: Output) -> None:
+    """With ``--input``: refuse the options that only make sense for one prompt."""
+    if messages is not None:
+        raise _bad("give --messages FILE or --input FILE, not both")
+    if measure != "weight":
+        raise _bad("--measure norm works on one prompt; it cannot be used with --input")
+    if prompt is not None:
+        raise _bad("give a PROMPT or --input FILE, not both")
+    if out.svg or out.html:
+        raise _bad("--svg/--html write one view; they cannot be used with --input")
+
+
+def _check_single_options(
+    prompt: str | None, *, messages: str | None, batch_size: int, keep_going: bool, input_format: str
+) -> None:
+    """Without ``--input``: a prompt is needed, and the batch options keep their defaults."""
+    if prompt is None and messages is None:
+        raise _bad("give a PROMPT (or - for stdin), --messages FILE, or --input FILE for many prompts")
+    if batch_size != 1 or keep_going or input_format != "auto":
+        raise _bad("--batch-size, --keep-going and --input-format need --input FILE")
 
 
 def _open_input(path: str) -> tuple[IO[bytes], int | None]:
@@ -193,7 +209,6 @@ def _batch(
     from attnscope import render
     from attnscope.core.batch import read_entries, run_batch
     from attnscope.errors import AttnscopeError, ExitCode
-    from attnscope.render.fit import print_width
 
     if fmt not in ("auto", "lines", "jsonl"):
         raise _bad(f"--input-format {fmt!r}: use auto, lines or jsonl")
@@ -229,17 +244,7 @@ def _batch(
                         break
                     out.terminal.line(f"attnscope: error: {outcome.error.cli_message()}")
                     continue
-                result = outcome.result
-                for warning in result.warnings:
-                    out.terminal.line(f"attnscope: line {outcome.line}: {warning_line(warning, ctx.lang)}")
-                if out.as_json:
-                    doc = result.to_json()
-                    write_json({"schema": doc.pop("schema"), "input_line": outcome.line, **doc})
-                else:
-                    sys.stdout.write(f"── line {outcome.line} ──\n")
-                    sys.stdout.flush()
-                    shown = render.view(result, ctx)
-                    render.console(width=out.width or print_width(shown, sys.stdout.isatty())).print(shown)
+                _print_result(outcome.result, outcome.line, out, ctx)
                 written += 1
         finally:
             bar.close()
@@ -250,13 +255,36 @@ def _batch(
     rate = f", {written / elapsed:.2f} prompts/s" if elapsed > 0 and written else ""
     out.terminal.line(f"attnscope: {written} written, {failed} failed in {elapsed:.1f} s{rate}")
     if first_error is not None:
-        if not keep_going:
-            raise AttnscopeError(
-                first_error.cli_message() + " (stopped; --keep-going skips bad lines)", first_error.code
-            )
-        raise AttnscopeError(f"{failed} line(s) failed, the first at line {first_line}", first_error.code)
+        raise _failed(first_error, first_line, failed, keep_going)
     if written == 0:
         raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)
+
+
+def _print_result(result: Any, line: int, out: Output, ctx: Ctx) -> None:
+    """One prompt's result as soon as it is done: its warnings on stderr, then on stdout its
+    JSON line (with the input line it came from) or its view under a ``── line N ──`` rule."""
+    from attnscope import render
+    from attnscope.render.fit import print_width
+
+    for warning in result.warnings:
+        out.terminal.line(f"attnscope: line {line}: {warning_line(warning, ctx.lang)}")
+    if out.as_json:
+        doc = result.to_json()
+        write_json({"schema": doc.pop("schema"), "input_line": line, **doc})
+        return
+    sys.stdout.write(f"── line {line} ──\n")
+    sys.stdout.flush()
+    shown = render.view(result, ctx)
+    render.console(width=out.width or print_width(shown, sys.stdout.isatty())).print(shown)
+
+
+def _failed(first_error: AttnscopeError, first_line: int, failed: int, keep_going: bool) -> AttnscopeError:
+    """The error a batch with bad lines ends with: the first one (when it stopped there), or a count."""
+    from attnscope.errors import AttnscopeError
+
+    if not keep_going:
+        return AttnscopeError(first_error.cli_message() + " (stopped; --keep-going skips bad lines)", first_error.code)
+    return AttnscopeError(f"{failed} line(s) failed, the first at line {first_line}", first_error.code)
 
 
 def _bad(message: str) -> Exception:

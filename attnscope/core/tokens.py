@@ -75,42 +75,58 @@ def _spans_from_bytes(text: str, pieces: list[bytes]) -> list[tuple[int, int, st
     """(start, end, piece, parts) per token from its bytes; None if bytes != text."""
     if b"".join(pieces) != text.encode("utf-8"):
         return None
-    char_of_byte: list[int] = []
-    for ci, ch in enumerate(text):
-        char_of_byte.extend([ci] * len(ch.encode("utf-8")))
+    char_of_byte = [ci for ci, ch in enumerate(text) for _ in ch.encode("utf-8")]
+    ranges = _byte_ranges(pieces)
+    touching = _touching(ranges, char_of_byte)
+    spans: list[tuple[int, int, str | None, list[str]]] = []
+    for ti, (bs, be) in enumerate(ranges):
+        if be == bs:  # a token of no bytes sits where the previous one ended
+            prev = spans[-1][1] if spans else 0
+            spans.append((prev, prev, None, []))
+            continue
+        start, end = char_of_byte[bs], char_of_byte[be - 1] + 1
+        spans.append((start, end, *_parts(text, start, end, ti, touching)))
+    return spans
+
+
+def _byte_ranges(pieces: list[bytes]) -> list[tuple[int, int]]:
+    """(start, end) byte offsets of each piece in their concatenation."""
     ranges = []
     pos = 0
     for p in pieces:
         ranges.append((pos, pos + len(p)))
         pos += len(p)
-    # Which tokens touch each character, to number the pieces of a split character.
+    return ranges
+
+
+def _touching(ranges: list[tuple[int, int]], char_of_byte: list[int]) -> dict[int, list[int]]:
+    """Character index -> the tokens that hold some of its bytes, in order (to number the
+    pieces of a split character)."""
     touching: dict[int, list[int]] = {}
     for ti, (bs, be) in enumerate(ranges):
         if be > bs:
             for ci in range(char_of_byte[bs], char_of_byte[be - 1] + 1):
                 touching.setdefault(ci, []).append(ti)
-    spans: list[tuple[int, int, str | None, list[str]]] = []
-    for ti, (bs, be) in enumerate(ranges):
-        if be == bs:
-            prev = spans[-1][1] if spans else 0
-            spans.append((prev, prev, None, []))
-            continue
-        start, end = char_of_byte[bs], char_of_byte[be - 1] + 1
-        parts = []
-        for ci in range(start, end):
-            owners = touching[ci]
-            if len(owners) == 1:
-                parts.append(text[ci])
-            else:
-                parts.append(f"{text[ci]} {owners.index(ti) + 1}/{len(owners)}")
-        piece = None
-        solid = [ci for ci in range(start, end) if not text[ci].isspace()]
-        if len(solid) == 1 and len(touching[solid[0]]) > 1:
-            owners = touching[solid[0]]
-            piece = f"{owners.index(ti) + 1}/{len(owners)}"
-            parts = [f"{text[solid[0]]} {piece}"]
-        spans.append((start, end, piece, parts))
-    return spans
+    return touching
+
+
+def _parts(text: str, start: int, end: int, ti: int, touching: dict[int, list[int]]) -> tuple[str | None, list[str]]:
+    """Token ``ti``'s (piece, parts) over characters start..end-1: each character, marked "k/n"
+    where it is split across n tokens; ``piece`` is that "k/n" when the token's only
+    non-space character is a split one (its parts are then that character alone)."""
+    parts = [
+        text[ci] if len(touching[ci]) == 1 else f"{text[ci]} {_share(touching[ci], ti)}" for ci in range(start, end)
+    ]
+    solid = [ci for ci in range(start, end) if not text[ci].isspace()]
+    if len(solid) == 1 and len(touching[solid[0]]) > 1:
+        piece = _share(touching[solid[0]], ti)
+        return piece, [f"{text[solid[0]]} {piece}"]
+    return None, parts
+
+
+def _share(owners: list[int], ti: int) -> str:
+    """Token ``ti``'s place among the tokens that split one character: "k/n"."""
+    return f"{owners.index(ti) + 1}/{len(owners)}"
 
 
 def _display(parts: list[str], piece: str | None) -> str:

@@ -37,11 +37,10 @@ def figure(r: MatrixResult, ctx: Ctx) -> str:
         + ([t(ctx.lang, "matrix.measure_norm")] if r.measure == "norm" else []),
     )
     shown = list(range(0, n, every))
-    left = MARGIN + max((text_width(labels[i], LABEL_SIZE) for i in shown), default=0) + 8
-    has_before = r.window[0] > 0
-    grid_x = left + (cell + 6 if has_before else 0)
-    col_h = max((text_width(labels[i], LABEL_SIZE) for i in shown), default=0) + 8
-    y += col_h
+    label_w = max((text_width(labels[i], LABEL_SIZE) for i in shown), default=0) + 8
+    left = MARGIN + label_w
+    grid_x = left + (cell + 6 if r.window[0] > 0 else 0)
+    y += label_w
     for i in shown:  # column labels, rotated to read upwards
         svg.text(grid_x + i * cell + cell / 2 + LABEL_SIZE * 0.35, y - 4, labels[i], size=LABEL_SIZE, rotate=-90)
     top_y = y
@@ -49,27 +48,42 @@ def figure(r: MatrixResult, ctx: Ctx) -> str:
         ry = top_y + row * cell
         if row in shown:
             svg.text(left - 4, ry + cell / 2 + LABEL_SIZE * 0.35, labels[row], size=LABEL_SIZE, anchor="end")
-        if has_before:
-            b = v.before[row]
-            svg.rect(left, ry, cell, cell, heat(b), title=f"<{r.window[0]}: {b:.3f}")
-        last_query = v.groups[row][-1]
-        for c in range(n):
-            if v.groups[c][0] > last_query:
-                svg.rect(grid_x + c * cell, ry, cell, cell, MASKED)
-                continue
-            value = v.cells[row][c]
-            svg.rect(
-                grid_x + c * cell, ry, cell, cell, heat(value), title=f"{v.labels[row]} → {v.labels[c]}: {value:.3f}"
-            )
+        _row_cells(svg, r, row, x=(left, grid_x), y=ry, cell=cell)
     bottom = top_y + n * cell
     svg.line(grid_x, bottom, grid_x + n * cell, bottom, stroke=GRID)
     y = svg.heat_legend(grid_x, bottom + 12, 1.0, t(ctx.lang, "figures.scale", top="1"))
-    extra = [t(ctx.lang, "figures.matrix.masked")]
-    if has_before:
-        extra.append(t(ctx.lang, "figures.matrix.before", start=r.window[0], last=r.window[0] - 1))
-    if v.by == "word":
-        extra.append(t(ctx.lang, "figures.matrix.by_word"))
-    elif v.by == "block":
-        extra.append(t(ctx.lang, "figures.matrix.by_block"))
-    notes(svg, y - ROW * 0.4, extra)
+    notes(svg, y - ROW * 0.4, _notes(r, ctx))
     return svg.to_string()
+
+
+def _row_cells(svg: Svg, r: MatrixResult, row: int, *, x: tuple[float, float], y: float, cell: float) -> None:
+    """One row of the map at height ``y``: the weight before the window (at ``x[0]``, when the
+    window starts after 0), then a cell per key from ``x[1]``, grey where the key comes after
+    the row's last query."""
+    v = r.view
+    before_x, grid_x = x
+    if r.window[0] > 0:
+        b = v.before[row]
+        svg.rect(before_x, y, cell, cell, heat(b), title=f"<{r.window[0]}: {b:.3f}")
+    last_query = v.groups[row][-1]
+    for c, group in enumerate(v.groups):
+        if group[0] > last_query:
+            svg.rect(grid_x + c * cell, y, cell, cell, MASKED)
+        else:
+            value = v.cells[row][c]
+            title = f"{v.labels[row]} → {v.labels[c]}: {value:.3f}"
+            svg.rect(grid_x + c * cell, y, cell, cell, heat(value), title=title)
+
+
+def _notes(r: MatrixResult, ctx: Ctx) -> list[str]:
+    """The lines under the map: what grey means, the column before the window, how rows are grouped."""
+    out = [t(ctx.lang, "figures.matrix.masked")]
+    if r.window[0] > 0:
+        out.append(t(ctx.lang, "figures.matrix.before", start=r.window[0], last=r.window[0] - 1))
+    if r.view.by in _GROUPED:
+        out.append(t(ctx.lang, _GROUPED[r.view.by]))
+    return out
+
+
+# The note saying what a row is, for the views that group positions.
+_GROUPED = {"word": "figures.matrix.by_word", "block": "figures.matrix.by_block"}

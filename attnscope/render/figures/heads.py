@@ -18,13 +18,8 @@ CW, CH = 30.0, 20.0
 
 def figure(r: HeadsResult, ctx: Ctx) -> str:
     m = r.model
-    n_layers, n_heads = m.num_hidden_layers, m.num_attention_heads
-    grid = [[0.0] * n_heads for _ in range(n_layers)]
-    kv_of = [0] * n_heads
-    for s in r.ranking:
-        if 0 <= s.layer < n_layers and 0 <= s.head < n_heads:
-            grid[s.layer][s.head] = s.score
-            kv_of[s.head] = s.kv_head
+    n_heads = m.num_attention_heads
+    grid, kv_of = _scores(r)
     top = max((max(row) for row in grid), default=0.0) or 1.0
     above = sum(1 for s in r.ranking if s.score > 0.5)
     svg = Svg(title=f"attnscope heads: {r.query.text} -> {r.key.text}")
@@ -48,21 +43,7 @@ def figure(r: HeadsResult, ctx: Ctx) -> str:
     y += 6
     y0 = y
     for layer, row in enumerate(grid):
-        svg.text(left - 6, y + CH - 6, str(layer), anchor="end", size=11, fill=DIM)
-        for h, v in enumerate(row):
-            frac = v / top
-            svg.rect(left + h * CW, y, CW, CH, heat(frac), title=f"L{layer} H{h} (KV {kv_of[h]}): {v:.3f}")
-            if v >= 0.1:
-                svg.text(
-                    left + h * CW + CW / 2,
-                    y + CH - 6,
-                    f"{v:.2f}"[1:] if v < 1 else "1.0",
-                    anchor="middle",
-                    size=9.5,
-                    fill=ink_on(frac),
-                )
-        best = max(range(n_heads), key=lambda h: row[h]) if row else 0
-        svg.text(best_x, y + CH - 6, f"H{best} {row[best]:.2f}", size=11, fill=DIM)
+        _layer_row(svg, layer, row, kv_of, x=(left, best_x), y=y, top=top)
         y += CH
     for h in range(1, n_heads):
         if kv_of[h] != kv_of[h - 1]:
@@ -76,3 +57,33 @@ def figure(r: HeadsResult, ctx: Ctx) -> str:
         y += ROW
         svg.text(left, y, f"{i}. L{top_head.layer} H{top_head.head} (KV {top_head.kv_head})  {top_head.score:.2f}")
     return svg.to_string()
+
+
+def _scores(r: HeadsResult) -> tuple[list[list[float]], list[int]]:
+    """The ranking laid out as [layer][head] scores (0 where a head is not ranked), and each
+    head's KV head."""
+    n_layers, n_heads = r.model.num_hidden_layers, r.model.num_attention_heads
+    grid = [[0.0] * n_heads for _ in range(n_layers)]
+    kv_of = [0] * n_heads
+    for s in r.ranking:
+        if 0 <= s.layer < n_layers and 0 <= s.head < n_heads:
+            grid[s.layer][s.head] = s.score
+            kv_of[s.head] = s.kv_head
+    return grid, kv_of
+
+
+def _layer_row(
+    svg: Svg, layer: int, row: list[float], kv_of: list[int], *, x: tuple[float, float], y: float, top: float
+) -> None:
+    """One layer at height ``y``: its number, a cell per head from ``x[0]`` (shaded against
+    ``top``, its value written when it is 0.1 or more), and its best head at ``x[1]``."""
+    left, best_x = x
+    svg.text(left - 6, y + CH - 6, str(layer), anchor="end", size=11, fill=DIM)
+    for h, v in enumerate(row):
+        frac = v / top
+        svg.rect(left + h * CW, y, CW, CH, heat(frac), title=f"L{layer} H{h} (KV {kv_of[h]}): {v:.3f}")
+        if v >= 0.1:
+            value = f"{v:.2f}"[1:] if v < 1 else "1.0"
+            svg.text(left + h * CW + CW / 2, y + CH - 6, value, anchor="middle", size=9.5, fill=ink_on(frac))
+    best = max(range(len(row)), key=lambda h: row[h]) if row else 0
+    svg.text(best_x, y + CH - 6, f"H{best} {row[best]:.2f}", size=11, fill=DIM)

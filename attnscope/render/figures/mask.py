@@ -9,6 +9,8 @@ here computes a mask.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, INK, PAPER, Svg, text_width
@@ -47,20 +49,11 @@ def _grid(
     label_w = max((text_width(lab, SIZE) for lab in names), default=0) + 8
     gx = x + label_w
     y += ROW
-    for i, s in enumerate(slots):
-        svg.text(gx + i * CELL + CELL / 2, y, "…" if s is None else str(s), anchor="middle", size=SIZE, fill=DIM)
+    _text_row(svg, gx, y, slots, str, DIM)
     y += 4
     if attention_mask is not None:
         svg.text(gx - 6, y + CELL - 7, "attention_mask", anchor="end", size=SIZE, fill=DIM)
-        for i, s in enumerate(slots):
-            svg.text(
-                gx + i * CELL + CELL / 2,
-                y + CELL - 7,
-                "…" if s is None else str(attention_mask[s]),
-                anchor="middle",
-                size=SIZE,
-                fill="#8250df",
-            )
+        _text_row(svg, gx, y + CELL - 7, slots, lambda s: str(attention_mask[s]), "#8250df")
         y += CELL
     first_pad = min(padded) if padded else None
     for row in slots:
@@ -69,24 +62,36 @@ def _grid(
             y += CELL
             continue
         svg.text(gx - 6, y + CELL - 7, labels[row], anchor="end", size=SIZE, fill=DIM if row in padded else INK)
-        for i, c in enumerate(slots):
-            cx = gx + i * CELL
-            if c is None:
-                svg.text(cx + CELL / 2, y + CELL - 7, "…", anchor="middle", size=SIZE, fill=DIM)
-                continue
-            if row in padded:
-                svg.rect(cx, y, CELL, CELL, PAD, stroke=PAPER)
-                svg.text(cx + CELL / 2, y + CELL - 7, "-", anchor="middle", size=SIZE, fill=DIM)
-            elif grid[row][c]:
-                svg.rect(cx, y, CELL, CELL, ON, stroke=PAPER)
-                svg.text(cx + CELL / 2, y + CELL - 7, "1", anchor="middle", size=SIZE, fill=PAPER, bold=True)
-            else:
-                svg.rect(cx, y, CELL, CELL, OFF, stroke=PAPER)
-                svg.text(cx + CELL / 2, y + CELL - 7, ".", anchor="middle", size=SIZE, fill=DIM)
+        _row_cells(svg, gx, y, slots, None if row in padded else grid[row])
         if row == first_pad and remark:
             svg.text(gx + len(slots) * CELL + 10, y + CELL - 7, remark, size=SIZE, fill=DIM)
         y += CELL
     return y
+
+
+def _text_row(svg: Svg, gx: float, y: float, slots: list[int | None], text_of: Callable[[int], str], fill: str) -> None:
+    """``text_of(position)`` centred over each column from ``gx`` on the baseline ``y``; ``…`` over a skip."""
+    for i, s in enumerate(slots):
+        svg.text(gx + i * CELL + CELL / 2, y, "…" if s is None else text_of(s), anchor="middle", size=SIZE, fill=fill)
+
+
+# How a cell is drawn: its fill, the mark written in it, the mark's colour, and whether it is bold.
+_PADDED = (PAD, "-", DIM, False)  # a padded query row: its result is not used
+_ATTENDS = (ON, "1", PAPER, True)
+_MASKED = (OFF, ".", DIM, False)
+
+
+def _row_cells(svg: Svg, gx: float, y: float, slots: list[int | None], grid_row: list[int] | None) -> None:
+    """One query row's cells from ``gx`` at height ``y`` (``grid_row`` None: a padded row);
+    a skipped column is ``…``."""
+    for i, c in enumerate(slots):
+        cx = gx + i * CELL
+        if c is None:
+            svg.text(cx + CELL / 2, y + CELL - 7, "…", anchor="middle", size=SIZE, fill=DIM)
+            continue
+        fill, mark, ink, bold = _PADDED if grid_row is None else _ATTENDS if grid_row[c] else _MASKED
+        svg.rect(cx, y, CELL, CELL, fill, stroke=PAPER)
+        svg.text(cx + CELL / 2, y + CELL - 7, mark, anchor="middle", size=SIZE, fill=ink, bold=bold)
 
 
 def _labels(seq: MaskSequence, with_tokens: bool) -> list[str]:

@@ -90,6 +90,20 @@ def _damaged(kind: str, path: str) -> str:
     return f"; the cached conversion in {path} looks damaged: delete that folder and run again to reconvert"
 
 
+def _load_error(exc: Exception, spec: str, kind: str, path: str) -> AttnscopeError:
+    """What a failed ``from_pretrained`` of ``spec`` means: the hub's own message for a hub id,
+    else the failure itself (and, for a GGUF, the cached conversion to delete)."""
+    if isinstance(exc, OSError):
+        if kind == "hub":
+            return hub.hub_error(spec, exc)
+        return AttnscopeError(f"{spec}: cannot load the model ({exc}){_damaged(kind, path)}", ExitCode.MODEL)
+    # ValueError, safetensors' SafetensorError on a truncated file, ...
+    detail = f"{type(exc).__name__}: {exc}"
+    if "ignore_mismatched_sizes" in detail:  # transformers points at a report it logged, which is silenced
+        detail = "its weights do not have the shapes its config.json describes"
+    return AttnscopeError(f"{spec}: cannot load the model ({detail}){_damaged(kind, path)}", ExitCode.MODEL)
+
+
 def load(
     model: str | None = None,
     *,
@@ -140,30 +154,9 @@ def load(
     if device_map is None:
         net = net.to(dev)
     net.eval()
-    info = _model_info(net, spec, dtype_name, device_map)
-    progress(Said.of("loaded", seconds=f"{time.perf_counter() - t0:.1f}", device=info.device, dtype=dtype_name))
-    return Loaded(model=net, tokenizer=tokenizer, info=info, source=kind, path=path)
-
-
-def _load_error(exc: Exception, spec: str, kind: str, path: str) -> AttnscopeError:
-    """What a failed ``from_pretrained`` of ``spec`` means: the hub's own message for a hub id,
-    else the failure itself (and, for a GGUF, the cached conversion to delete)."""
-    if isinstance(exc, OSError):
-        if kind == "hub":
-            return hub.hub_error(spec, exc)
-        return AttnscopeError(f"{spec}: cannot load the model ({exc}){_damaged(kind, path)}", ExitCode.MODEL)
-    # ValueError, safetensors' SafetensorError on a truncated file, ...
-    detail = f"{type(exc).__name__}: {exc}"
-    if "ignore_mismatched_sizes" in detail:  # transformers points at a report it logged, which is silenced
-        detail = "its weights do not have the shapes its config.json describes"
-    return AttnscopeError(f"{spec}: cannot load the model ({detail}){_damaged(kind, path)}", ExitCode.MODEL)
-
-
-def _model_info(net: Any, spec: str, dtype_name: str, device_map: str | None) -> ModelInfo:
-    """The facts the results report about a loaded model, read from its config."""
     cfg = net.config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    return ModelInfo(
+    info = ModelInfo(
         id=spec,
         num_hidden_layers=int(cfg.num_hidden_layers),
         num_attention_heads=int(cfg.num_attention_heads),
@@ -173,3 +166,5 @@ def _model_info(net: Any, spec: str, dtype_name: str, device_map: str | None) ->
         model_type=str(cfg.model_type),
         head_dim=int(head_dim),
     )
+    progress(Said.of("loaded", seconds=f"{time.perf_counter() - t0:.1f}", device=info.device, dtype=dtype_name))
+    return Loaded(model=net, tokenizer=tokenizer, info=info, source=kind, path=path)

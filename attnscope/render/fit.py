@@ -26,7 +26,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.measure import Measurement
 from rich.padding import Padding
 from rich.segment import Segment
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from attnscope.render.richcompat import border_width, padding_width, set_column_index
@@ -191,10 +191,25 @@ def sized(console: Console, table: Table, width: int, wrap_headers: bool) -> Tab
     toward (never under) their least width. Rich's own squeeze ignores least widths and would
     cut a cell."""
     bounds = [_column_bounds(console, table, i, wrap_headers) for i in range(len(table.columns))]
-    widths = [high for _, _, high in bounds]
+    natural = [high for _, _, high in bounds]
     spare = sum(padding_width(table, i) for i in range(len(table.columns))) + border_width(table)
-    excess = sum(widths) + spare - width
-    for floor in ([body for _, body, _ in bounds], [low for low, _, _ in bounds]):
+    widths = _narrowed(natural, [[body for _, body, _ in bounds], [low for low, _, _ in bounds]], width - spare)
+    if widths == natural and not wrap_headers and all(c.no_wrap for c in table.columns):
+        return table
+    out = copy.copy(table)
+    out.columns = [
+        _sized_column(column, i, w, wrap_headers)
+        for i, (column, w) in enumerate(zip(table.columns, widths, strict=True))
+    ]
+    return out
+
+
+def _narrowed(widths: list[int], floors: list[list[int]], total: int) -> list[int]:
+    """``widths`` narrowed one cell at a time, the widest column that can still give first, until
+    they sum to ``total``: down to the first floor, then to the next (never under the last)."""
+    widths = list(widths)
+    excess = sum(widths) - total
+    for floor in floors:
         while excess > 0:
             room = [w - f for w, f in zip(widths, floor, strict=True)]
             if max(room) <= 0:
@@ -202,23 +217,22 @@ def sized(console: Console, table: Table, width: int, wrap_headers: bool) -> Tab
             i = max(range(len(widths)), key=lambda k: (room[k] > 0, widths[k]))
             widths[i] -= 1
             excess -= 1
-    if widths == [high for _, _, high in bounds] and not wrap_headers and all(c.no_wrap for c in table.columns):
-        return table
-    out = copy.copy(table)
-    out.columns = []
-    for i, (column, w) in enumerate(zip(table.columns, widths, strict=True)):
-        kept = copy.copy(column)
-        set_column_index(kept, i)
-        kept.width = w
-        if wrap_headers:
-            kept.no_wrap = False  # every cell fits its width whole; only the header wraps
-        if not kept.no_wrap:
-            # Rich strips a wrapped line's trailing space by characters, not cells: a line of wide
-            # (Korean) characters keeps it, is one cell too long and would lose its last word to
-            # "…". Folding only drops that space (every word is narrower than the column).
-            kept.overflow = "fold"
-        out.columns.append(kept)
-    return out
+    return widths
+
+
+def _sized_column(column: Column, index: int, width: int, wrap_headers: bool) -> Column:
+    """A copy of ``column`` at ``index`` with its width set."""
+    kept = copy.copy(column)
+    set_column_index(kept, index)
+    kept.width = width
+    if wrap_headers:
+        kept.no_wrap = False  # every cell fits its width whole; only the header wraps
+    if not kept.no_wrap:
+        # Rich strips a wrapped line's trailing space by characters, not cells: a line of wide
+        # (Korean) characters keeps it, is one cell too long and would lose its last word to
+        # "…". Folding only drops that space (every word is narrower than the column).
+        kept.overflow = "fold"
+    return kept
 
 
 def needed_width(console: Console, options: ConsoleOptions, table: Table) -> int:

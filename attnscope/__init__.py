@@ -45,6 +45,9 @@ _LAZY = {
     "roles": ("attnscope.core.roles", "roles"),
     "generate": ("attnscope.core.generate", "generate"),
     "explore": ("attnscope.core.explore", "explore"),
+    "ablate": ("attnscope.core.ablate", "ablate"),
+    "knockout": ("attnscope.core.knockout", "knockout"),
+    "patch": ("attnscope.core.patch", "patch"),
     # their typed arguments
     "Selection": ("attnscope.core.spec", "Selection"),
     "IndexRange": ("attnscope.core.spec", "IndexRange"),

@@ -61,6 +61,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("render", cli="attnscope.cli.render:render_cmd"),
     _analysis("roles", "RolesResult", 1),
     _analysis("generate", "GenerateResult", 1),
+    _analysis("ablate", "AblateResult", 1, figure=True),
+    _analysis("knockout", "KnockoutResult", 1, figure=True),
+    _analysis("patch", "PatchResult", 1, figure=True),
     Command("explore", cli="attnscope.cli.explore:explore_cmd"),
 )
 

@@ -52,3 +52,20 @@ def read_messages(path: str | None) -> Any:
         return parse_messages(doc, f"--messages {path}")
     except AttnscopeError as exc:
         raise AttnscopeError(exc.message, ExitCode.INPUT_FILE) from None
+
+
+def read_lines(path: str, flag: str) -> list[str]:
+    """The non-empty lines of a UTF-8 file, one prompt each (``--mean-over``)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise AttnscopeError(f"{flag} {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AttnscopeError(f"{flag} {path}: not UTF-8 (byte {exc.start})", ExitCode.INPUT_FILE) from None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise AttnscopeError(f"{flag} {path}: the file holds no prompts", ExitCode.INPUT_FILE)
+    return lines

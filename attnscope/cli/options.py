@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -92,6 +92,14 @@ NoSinkOpt = Annotated[
     bool, typer.Option("--no-sink", help="Exclude position 0 (the attention sink) and renormalise each row.")
 ]
 
+TargetOpt = Annotated[str | None, typer.Option("--target", "-t", help="The answer token, as text (one token).")]
+TargetIdOpt = Annotated[int | None, typer.Option("--target-id", help="The answer token, as a token id.")]
+FoilOpt = Annotated[
+    str | None, typer.Option("--foil", help="A competing token: the metric becomes logit(target) - logit(foil).")
+]
+FoilIdOpt = Annotated[int | None, typer.Option("--foil-id", help="The foil, as a token id.")]
+BatchOpt = Annotated[int, typer.Option("--batch", help="Interventions run together in one batch.", min=1)]
+
 if TYPE_CHECKING:
     from attnscope.core.spec import Selection
 
@@ -142,13 +150,16 @@ class Model(Source):
         find: Sequence[tuple[Literal["query", "key"], str | None, int | None]] = (),
         chat: Chat | None = None,
         messages: Sequence[Any] | None = None,
+        shape_checks: Sequence[Callable[[Any], None]] = (),
+        tokenizer_checks: Sequence[Callable[[Any], None]] = (),
     ) -> Any:
         """The loaded model; progress on a terminal, notices and warnings as stderr lines.
 
         First, before torch is imported, what needs no weights is checked
         (``core.precheck.precheck``): the model path, the ``selection`` (``core.spec.Selection``)
         against the config's counts, and each ``find`` entry (query or key, text, occurrence)
-        against the ``prompts``.
+        against the ``prompts``, each of ``shape_checks`` on the config's counts
+        (``model.ModelShape``) and each of ``tokenizer_checks`` on the tokenizer, loaded alone.
         """
         from attnscope.core.precheck import precheck
 
@@ -161,6 +172,8 @@ class Model(Source):
             chat=chat is not None and chat.chat,
             system=chat.system if chat is not None else None,
             messages=messages,
+            shape_checks=shape_checks,
+            tokenizer_checks=tokenizer_checks,
             progress=self.terminal.progress,
         )
         from attnscope.capture.engine import load  # torch: only once the checks passed
@@ -192,6 +205,33 @@ class Chat(OptionGroup):
 
     chat: ChatOpt = False
     system: SystemOpt = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer(OptionGroup):
+    """The token whose probability (or logit difference against a foil) the causal commands measure."""
+
+    target: TargetOpt = None
+    target_id: TargetIdOpt = None
+    foil: FoilOpt = None
+    foil_id: FoilIdOpt = None
+
+    def check(self, tokenizer: Any) -> None:
+        """The target (and foil) as single tokens of ``tokenizer``: run before the weights load."""
+        from attnscope.core.targets import resolve_metric
+
+        resolve_metric(tokenizer, self.target, self.target_id, self.foil, self.foil_id)
+
+    def refuse_early(self) -> None:
+        """What needs no tokenizer: a target at all, and a foil that is not the target's text."""
+        from attnscope.errors import AttnscopeError
+
+        if self.target is None and self.target_id is None:
+            raise AttnscopeError("give --target TOKEN or --target-id ID")
+        if self.foil is not None and self.foil == self.target:
+            raise AttnscopeError(
+                f"--foil {self.foil!r} is the same as --target; the logit difference would always be 0"
+            )
 
 
 @dataclasses.dataclass(frozen=True)

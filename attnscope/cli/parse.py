@@ -113,3 +113,19 @@ def query_spec(query: str | None, occurrence: int | None, pos: int | None) -> Qu
     if query is None:
         return pos
     return Text(query, occurrence)
+
+
+def parse_positions(spec: str | None) -> Indices | None:
+    """Token positions from ``5``, ``-1``, ``0,3,5-8`` or ``all`` (``--pos``); None for all."""
+    return None if spec is None else parse_indices(spec, "pos")
+
+
+def parse_sites(spec: str) -> list[str]:
+    """``--site``: ``head``, ``resid``, ``k``, ``v`` or a comma list of them."""
+    from attnscope.results.patch import SITES
+
+    asked = [s.strip() for s in spec.split(",")]
+    bad = [s for s in asked if s not in SITES]
+    if bad:
+        raise AttnscopeError(f"--site {spec!r}: use head, resid, k or v, or a comma list such as head,resid")
+    return [s for s in SITES if s in asked]

@@ -91,6 +91,8 @@ def precheck(
     chat: bool = False,
     system: str | None = None,
     messages: Sequence[Any] | None = None,
+    shape_checks: Sequence[Callable[[Any], None]] = (),
+    tokenizer_checks: Sequence[Callable[[Any], None]] = (),
     progress: Callable[[Any], None] = lambda message: None,
 ) -> None:
     """Everything about a run that can be checked before its model loads.
@@ -100,23 +102,30 @@ def precheck(
     the chat template could hold is checked after loading the tokenizer alone (``progress``
     reports that load). With ``messages`` (a conversation; ``prompts`` then holds at most its
     last user turn) a text is always checked in the rendered conversation, since any message
-    may hold it.
+    may hold it. Then each of ``shape_checks`` gets the config's counts (``ModelShape``) and
+    each of ``tokenizer_checks`` the tokenizer, loaded alone (no weights, no torch).
     """
     from attnscope.model import load_tokenizer, model_shape
 
     shape = model_shape(model, revision)
     check_selection(selection, shape.num_hidden_layers, shape.num_attention_heads)
+    for check in shape_checks:
+        check(shape)
     unsettled = [
         (role, text, occ)
         for role, text, occ in find
         if (messages is not None and text is not None)
         or not check_query_text(prompts, text, occ, chat=chat, system=system, role=role)
     ]
-    if not unsettled:
+    if not unsettled and not tokenizer_checks:
         return
     from attnscope.core.tokens import encode
 
     tokenizer = load_tokenizer(model, revision, progress)
+    for check in tokenizer_checks:
+        check(tokenizer)
+    if not unsettled:
+        return
     if messages is not None:
         conversation = prompts[0] if prompts else None
         templated = [encode(tokenizer, conversation, system=system, messages=messages).text]

@@ -20,9 +20,12 @@ import numpy as np
 
 from attnscope.results import Result
 from attnscope.results import derive as d
+from attnscope.results.ablate import AblateResult
 from attnscope.results.generate import GenerateResult, GenerateStep
 from attnscope.results.heads import HeadsResult
+from attnscope.results.knockout import KnockoutResult
 from attnscope.results.matrix import MatrixResult
+from attnscope.results.patch import PatchResult
 from attnscope.results.roles import ROLES, RolesResult
 from attnscope.results.weights import Chart, WeightsResult
 
@@ -264,4 +267,62 @@ def _generate(r: GenerateResult) -> str | None:
         )
         if bad:
             return bad
+    return None
+
+
+# --- ablate, knockout, patch ------------------------------------------------------------
+
+
+@problem.register
+def _ablate(r: AblateResult) -> str | None:
+    shape = (len(r.layers), len(r.heads))
+    effects, attention = _shaped(r.effects, shape), _shaped(r.attention, shape)
+    if effects is None or not effects.size:
+        return "effects is not [layers][heads]"
+    if attention is None:
+        return "attention is not [layers][heads]"
+    if r.top_key is not None and _shaped(r.top_key, shape) is None:
+        return "top_key is not [layers][heads]"
+    groups = r.model.num_attention_heads // max(1, r.model.num_key_value_heads)
+    again = d.ablate_numbers(effects, attention, r.layers, r.heads, groups, r.top_key, r.checked)
+    by_head = {(e.layer, e.head): e.effect for e in again.ranking}
+    if len(r.ranking) != len(again.ranking):
+        return f"ranking holds {len(r.ranking)} heads, not the {len(again.ranking)} of effects"
+    for place, (have, want) in enumerate(zip(r.ranking, again.ranking, strict=True), start=1):
+        if (have.layer, have.head) != (want.layer, want.head) and _far(have.effect, want.effect):
+            return f"ranking {place}: L{have.layer} H{have.head} is not the head effects rank there (L{want.layer} H{want.head})"
+        if (have.layer, have.head) not in by_head or _far(have.effect, by_head[(have.layer, have.head)]):
+            return f"ranking {place}: L{have.layer} H{have.head} {have.effect:.6g} is not its effect in effects"
+    for name in ("rank_correlation", "check_correlation"):
+        a, b = getattr(again, name), getattr(r, name)
+        if (a is None) != (b is None) or (a is not None and b is not None and _far(a, b)):
+            return f"{name} {b} does not follow from the raw values ({a})"
+    return None
+
+
+@problem.register
+def _knockout(r: KnockoutResult) -> str | None:
+    effects = d.knockout_effects(r.baseline, [w.metric for w in r.windows])
+    for w, e in zip(r.windows, effects, strict=True):
+        if _far(w.effect, e):
+            return f"windows: the effect of layers {w.layers} is {w.effect:.6g}, but its metric gives {e:.6g}"
+    return None
+
+
+@problem.register
+def _patch(r: PatchResult) -> str | None:
+    for raw, stored, name in (
+        (r.heads_metric, r.heads, "heads"),
+        (r.residual_metric, r.residual, "residual"),
+        (r.k_metric, r.k, "k"),
+        (r.v_metric, r.v, "v"),
+    ):
+        again = d.recovery(r.clean, r.corrupt, raw)
+        if (again is None) != (stored is None):
+            return f"{name} is missing or extra beside {name}_metric"
+        if again is not None and stored is not None:
+            a = np.asarray(again, dtype=np.float64)
+            b = _shaped(stored, a.shape)
+            if b is None or not np.allclose(a, b, rtol=TOL, atol=TOL, equal_nan=True):
+                return f"{name} does not follow from {name}_metric"
     return None

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from attnscope.errors import AttnscopeError
+from attnscope.results.ablate import CheckedHead, RankedEffect
 from attnscope.results.common import Token, Word
 from attnscope.results.generate import HeadShare, WordShare
 from attnscope.results.heads import HeadScore, TopHead
@@ -363,3 +364,93 @@ def step_numbers(rows: F32, keys: GenerateKeys, layers: Sequence[int], heads: Se
         by_word=by_word,
         on_prompt=on_prompt,
     )
+
+
+# --- ablate, knockout, patch -------------------------------------------------------------
+
+
+def _ranks(v: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The rank of each value from 0; tied values get the mean of their ranks."""
+    order_ = np.argsort(v, kind="stable")
+    ranks = np.empty(v.size, dtype=np.float64)
+    ranks[order_] = np.arange(v.size, dtype=np.float64)
+    for value in np.unique(v):
+        where = v == value
+        if where.sum() > 1:
+            ranks[where] = ranks[where].mean()
+    return ranks
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Spearman's rank correlation of two equal-length sequences (ties: average ranks); None with
+    fewer than 2 values or when either side is constant."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.size < 2 or x.size != y.size:
+        return None
+    rx, ry = _ranks(x), _ranks(y)
+    sx, sy = rx.std(), ry.std()
+    if sx == 0 or sy == 0:
+        return None
+    return float(((rx - rx.mean()) * (ry - ry.mean())).mean() / (sx * sy))
+
+
+@dataclass(frozen=True)
+class AblateNumbers:
+    """What ``ablate`` derives from its raw effects and weights."""
+
+    ranking: list[RankedEffect]  # every head, effect ascending (the largest drop first); ties by layer, head
+    rank_correlation: float | None  # Spearman of the drop (-effect) and the weight, over every head
+    check_correlation: float | None  # --approx: Spearman of estimate and exact over the checked heads
+
+
+def ablate_numbers(
+    effects: Any,
+    attention: Any,
+    layers: Sequence[int],
+    heads: Sequence[int],
+    groups: int,
+    top_key: Sequence[Sequence[int]] | None = None,
+    checked: Sequence[CheckedHead] = (),
+) -> AblateNumbers:
+    """The ranking and the rank correlations of a [layer][head] grid of effects and weights."""
+    eff = np.asarray(effects, dtype=np.float64).reshape(len(layers), len(heads))
+    att = np.asarray(attention, dtype=np.float64).reshape(len(layers), len(heads))
+    flat = [(float(eff[i, j]), layer, head, i, j) for i, layer in enumerate(layers) for j, head in enumerate(heads)]
+    flat.sort(key=lambda s: (s[0], s[1], s[2]))
+    ranking = [
+        RankedEffect(
+            layer=layer,
+            head=head,
+            kv_head=head // groups,
+            effect=value,
+            attention=float(att[i, j]),
+            top_key=None if top_key is None else int(top_key[i][j]),
+        )
+        for value, layer, head, i, j in flat
+    ]
+    corr = spearman((-eff).ravel().tolist(), att.ravel().tolist())
+    check = spearman([c.estimated for c in checked], [c.exact for c in checked]) if checked else None
+    return AblateNumbers(ranking=ranking, rank_correlation=corr, check_correlation=check)
+
+
+def hardest_looker(ranking: Sequence[RankedEffect]) -> tuple[int, RankedEffect]:
+    """The head with the most weight on the key (ties: the lower layer, then head) and its 1-based rank by effect."""
+    looker = max(ranking, key=lambda e: (e.attention, -e.layer, -e.head))
+    return ranking.index(looker) + 1, looker
+
+
+def knockout_effects(baseline: float, metrics: Sequence[float]) -> list[float]:
+    """Each window's effect: its metric minus the baseline."""
+    out: list[float] = (np.asarray(metrics, dtype=np.float64) - baseline).tolist()
+    return out
+
+
+def recovery(clean: float, corrupt: float, patched: Any) -> list[list[float]] | None:
+    """(patched - corrupt) / (clean - corrupt) per cell (None stays None; NaN cells stay NaN);
+    every cell NaN when clean equals corrupt."""
+    if patched is None:
+        return None
+    arr = np.asarray(patched, dtype=np.float64)
+    gap = clean - corrupt
+    out: list[list[float]] = (np.full_like(arr, np.nan) if gap == 0 else (arr - corrupt) / gap).tolist()
+    return out

@@ -1,0 +1,108 @@
+"""``attnscope ablate``: the exact change in the answer when each head's output is removed.
+
+Checked before the weights load: the options, the layers and heads against the config,
+--key against the prompt, then, with the tokenizer alone, that the target and foil are
+single tokens, that --pos fits the prompt and that a mean has more than one position.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+
+import typer
+
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_lines, read_prompt
+from attnscope.cli.options import Answer, BatchOpt, Chat, HeadOpt, LayerOpt, Model, Output, PromptArg
+
+
+@command
+def ablate_cmd(
+    prompt: PromptArg,
+    layer: LayerOpt = "all",
+    head: HeadOpt = "all",
+    mode: Annotated[
+        str, typer.Option("--mode", help="zero|mean: a head's output set to 0, or to its mean over positions.")
+    ] = "zero",
+    pos: Annotated[
+        str | None,
+        typer.Option("--pos", help="Query positions to ablate at: 5, -1, 0,3,5-8 or all. Default: all."),
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option("--key", "-k", help="Text in the prompt; each head's weight on it is shown.")
+    ] = None,
+    key_occurrence: Annotated[
+        int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
+    ] = None,
+    mean_over: Annotated[
+        str | None,
+        typer.Option("--mean-over", help="--mode mean: take the means over these prompts (a file, one per line)."),
+    ] = None,
+    approx: Annotated[
+        bool,
+        typer.Option("--approx", help="First-order estimates for every head (one forward and one backward)."),
+    ] = False,
+    check: Annotated[int, typer.Option("--check", help="--approx: heads ablated exactly, from the top.", min=0)] = 10,
+    batch: BatchOpt = 48,
+    *,
+    answer: Answer,
+    model: Model,
+    chat: Chat,
+    out: Output,
+) -> None:
+    """Remove each head's output and report the exact change in log P(target) (or target - foil)."""
+    from attnscope.cli.parse import chat_spec, parse_indices, parse_positions
+    from attnscope.core.spec import Selection, Text, one_of
+    from attnscope.errors import AttnscopeError
+    from attnscope.results.ablate import Mode
+
+    text = read_prompt(prompt)
+    how = one_of(mode, get_args(Mode), "mode")
+    answer.refuse_early()
+    if mean_over is not None and how != "mean":
+        raise AttnscopeError("--mean-over needs --mode mean")
+    if key_occurrence is not None and key is None:
+        raise AttnscopeError("--key-occurrence needs --key")
+    others = read_lines(mean_over, "--mean-over") if mean_over is not None else None
+    selection = Selection(layers=parse_indices(layer, "layer"), heads=parse_indices(head, "head"))
+    positions = parse_positions(pos)
+    spec = chat_spec(chat.chat, chat.system, None)
+
+    def prompt_checks(tokenizer: Any) -> None:
+        from attnscope.core.targets import check_mean
+        from attnscope.core.targets import positions as resolve_positions
+        from attnscope.core.tokens import encode_prompt
+
+        n = len(encode_prompt(tokenizer, text, spec).ids)
+        check_mean(how, n, others)
+        resolve_positions(positions, n)
+
+    find: list[tuple[Literal["query", "key"], str | None, int | None]] = [("key", key, key_occurrence)]
+    loaded = model.load(
+        selection=selection,
+        prompts=[text],
+        find=find,
+        chat=chat,
+        tokenizer_checks=[answer.check, prompt_checks],
+    )
+    from attnscope.core.ablate import ablate
+
+    result = ablate(
+        loaded,
+        text,
+        target=answer.target,
+        target_id=answer.target_id,
+        foil=answer.foil,
+        foil_id=answer.foil_id,
+        selection=selection,
+        mode=how,
+        positions=positions,
+        key=None if key is None else Text(key, key_occurrence),
+        mean_over=others,
+        mean_over_name=mean_over,
+        approx=approx,
+        check=check,
+        batch=batch,
+        chat=spec,
+    )
+    out.emit(result)

@@ -1,0 +1,71 @@
+"""``attnscope patch``: activation patching between a clean and a corrupt prompt."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, get_args
+
+import typer
+
+from attnscope.cli.command import command
+from attnscope.cli.options import Answer, BatchOpt, LayerOpt, Model, Output
+
+
+@command
+def patch_cmd(
+    clean: Annotated[str, typer.Option("--clean", help="The prompt whose answer is right.")],
+    corrupt: Annotated[str, typer.Option("--corrupt", help="The same prompt with one part changed.")],
+    direction: Annotated[
+        str,
+        typer.Option("--direction", help="denoise|noise: clean into corrupt (sufficiency), or corrupt into clean."),
+    ] = "denoise",
+    site: Annotated[
+        str, typer.Option("--site", help="head|resid|k|v, or a comma list: what is patched. Default: head,resid.")
+    ] = "head,resid",
+    align: Annotated[
+        bool,
+        typer.Option(
+            "--align", help="Prompts of different lengths: pair positions from the end (last token with last token)."
+        ),
+    ] = False,
+    layer: LayerOpt = "all",
+    batch: BatchOpt = 48,
+    *,
+    answer: Answer,
+    model: Model,
+    out: Output,
+) -> None:
+    """Patch each head's output (or K/V head, or residual position) from one run into the other."""
+    from attnscope.cli.parse import parse_indices, parse_sites
+    from attnscope.core.spec import Selection, one_of
+    from attnscope.results.patch import Direction, Site
+
+    how = one_of(direction, get_args(Direction), "direction")
+    sites = parse_sites(site)
+    answer.refuse_early()
+    selection = Selection(layers=parse_indices(layer, "layer"))
+
+    def lengths(tokenizer: Any) -> None:
+        from attnscope.core.targets import check_lengths
+        from attnscope.core.tokens import encode
+
+        check_lengths(len(encode(tokenizer, clean).ids), len(encode(tokenizer, corrupt).ids), align)
+
+    loaded = model.load(selection=selection, tokenizer_checks=[answer.check, lengths])
+    from attnscope.core.patch import patch
+
+    site_list: list[Site] = [one_of(s, get_args(Site), "site") for s in sites]
+    result = patch(
+        loaded,
+        clean,
+        corrupt,
+        target=answer.target,
+        target_id=answer.target_id,
+        foil=answer.foil,
+        foil_id=answer.foil_id,
+        direction=how,
+        sites=site_list,
+        selection=selection,
+        align=align,
+        batch=batch,
+    )
+    out.emit(result)

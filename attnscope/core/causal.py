@@ -1,0 +1,284 @@
+"""The engine of the causal commands (``ablate``, ``knockout``, ``patch``): one clean run kept
+layer by layer, and sweeps of the later layers only, batched across interventions.
+
+An intervention at layer ``l`` cannot change anything below ``l``. :class:`Stack` keeps the
+residual stream at the input of every layer from one clean run, and :meth:`Stack.sweep` runs
+a batch of interventions that start at different layers in one pass: a row whose
+intervention sits at layer ``l`` joins the batch at layer ``l``, from the kept residual, so
+no row runs the embedding or any layer below its own. The decoder layers are called as the
+model calls them (its rotary embeddings, its mask, no cache), with attention routed through
+the capture interface, which runs the model's own sdpa path. Edits are forward (pre-)hooks on
+``o_proj`` (a head's slice of its input), ``k_proj``/``v_proj`` (a KV head's slice of their
+output), or per-layer masks.
+
+The metric is read at the last position: log P(target), or logit(target) - logit(foil).
+This module does not tokenize prompts, load models or print.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from attnscope.capture import engine
+from attnscope.results.ablate import Metric
+
+Edit = Callable[[torch.Tensor], torch.Tensor]
+Hook = tuple[torch.nn.Module, str, Edit]  # (module, "input" | "output", edit of its first input or its output)
+
+
+def measure(logits: torch.Tensor, metric: Metric) -> torch.Tensor:
+    """(B, V) logits at the last position -> (B,) metric values in fp32."""
+    logits = logits.float()
+    if metric.foil_id is None:
+        return torch.log_softmax(logits, dim=-1)[:, metric.target_id]
+    return logits[:, metric.target_id] - logits[:, metric.foil_id]
+
+
+@contextlib.contextmanager
+def hooks(edits: Sequence[Hook]) -> Iterator[None]:
+    """Apply each (module, "input"|"output", edit) for the duration of the block."""
+    handles = []
+    try:
+        for module, where, fn in edits:
+            if where == "input":
+                handles.append(module.register_forward_pre_hook(lambda _m, args, fn=fn: (fn(args[0]), *args[1:])))
+            else:
+                handles.append(module.register_forward_hook(lambda _m, _a, out, fn=fn: fn(out)))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@dataclass
+class Row:
+    """One intervention of a sweep: it joins the batch at layer ``start`` with ``hidden`` (T, hidden),
+    and at each layer of ``edits`` it edits its own batch row (``edits[layer]``: (site, edit of (T, n, D)))."""
+
+    start: int
+    hidden: torch.Tensor
+    edits: dict[int, list[tuple[str, Callable[[torch.Tensor], None]]]] = field(default_factory=dict)
+    cuts: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> (1|H, T, T) bool: edges to forbid
+
+
+class Stack:
+    """One prompt's clean run, kept at the input of every layer, and sweeps of the later layers.
+
+    ``residual[l]`` (1, T, hidden) is the input of layer ``l`` (``residual[L]`` the output of
+    the last); ``o_input[l]`` (1, T, heads * head_dim) is what ``o_proj`` of layer ``l`` read,
+    ``k_out[l]``/``v_out[l]`` (1, T, kv_heads * head_dim) what ``k_proj``/``v_proj`` wrote.
+    ``rows`` holds the last position's attention rows of every layer, (heads, T) fp32, when
+    asked for.
+    """
+
+    def __init__(self, model: Any, ids: Sequence[int], *, rows: bool = False) -> None:
+        engine.prepare(model)
+        self.model = model
+        base: Any = engine.decoder(model)
+        self.base = base
+        config: Any = base.config
+        self.config = config
+        self.n_layers = int(config.num_hidden_layers)
+        self.n_heads = int(config.num_attention_heads)
+        self.n_kv = int(config.num_key_value_heads)
+        self.head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // self.n_heads)
+        self.groups = self.n_heads // self.n_kv
+        self.device = next(model.parameters()).device
+        self.layers: list[Any] = list(base.layers[: self.n_layers])
+        self.ids = torch.tensor([list(ids)], device=self.device)
+        self.length = len(ids)
+        self.position_ids = torch.arange(self.length, device=self.device)[None]
+        self.residual: list[torch.Tensor] = []
+        self.o_input: list[torch.Tensor] = []
+        self.k_out: list[torch.Tensor] = []
+        self.v_out: list[torch.Tensor] = []
+        self.rows: list[torch.Tensor] = []
+        with torch.no_grad():
+            embeds = base.embed_tokens(self.ids)
+            self.position_embeddings = base.rotary_emb(embeds, self.position_ids)
+            self.masks = self._masks(embeds)
+            self._clean(embeds, rows)
+
+    def _masks(self, embeds: torch.Tensor) -> list[Any]:
+        """The mask each layer receives, made as the model makes it (None: sdpa's own causal mask)."""
+        from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
+
+        kwargs = {
+            "config": self.config,
+            "inputs_embeds": embeds,
+            "attention_mask": torch.ones_like(self.ids),
+            "cache": None,
+            "position_ids": self.position_ids,
+        }
+        made = {"full_attention": create_causal_mask(**kwargs)}
+        types = list(getattr(self.config, "layer_types", None) or ["full_attention"] * self.n_layers)
+        if "sliding_attention" in types:
+            made["sliding_attention"] = create_sliding_window_causal_mask(**kwargs)
+        return [made[kind] for kind in types[: self.n_layers]]
+
+    def _clean(self, embeds: torch.Tensor, rows: bool) -> None:
+        keep: list[Hook] = []
+        for layer in self.layers:
+            attn = layer.self_attn
+            keep += [
+                (attn.o_proj, "input", _keeper(self.o_input)),
+                (attn.k_proj, "output", _keeper(self.k_out)),
+                (attn.v_proj, "output", _keeper(self.v_out)),
+            ]
+        request = engine.Request(
+            positions=torch.tensor([[self.length - 1]]),
+            layers=frozenset(range(self.n_layers)) if rows else frozenset(),
+            stop=False,
+        )
+        hidden = embeds
+        with hooks(keep), engine.session(request) as got:
+            for index in range(self.n_layers):
+                self.residual.append(hidden)
+                hidden = self.layer(index, hidden, None)
+        self.residual.append(hidden)
+        if rows:
+            engine.check_finite(got.rows)
+            self.rows = [got.rows[layer][0, :, 0].float() for layer in range(self.n_layers)]  # (H, T)
+
+    def layer(self, index: int, hidden: torch.Tensor, mask: Any) -> torch.Tensor:
+        """Layer ``index`` on ``hidden`` (B, T, hidden), with ``mask`` in place of its own when given."""
+        out: torch.Tensor = self.layers[index](
+            hidden,
+            attention_mask=self.masks[index] if mask is None else mask,
+            position_ids=self.position_ids,
+            position_embeddings=self.position_embeddings,
+            cache=None,
+            use_cache=False,
+        )
+        return out
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(B, T, hidden) output of the last layer -> (B, V) logits at the last position."""
+        out: torch.Tensor = self.model.lm_head(self.base.norm(hidden[:, -1:]))[:, -1]
+        return out
+
+    def baseline(self, metric: Metric) -> float:
+        """The metric on the clean run."""
+        with torch.no_grad():
+            return float(measure(self.logits(self.residual[-1]), metric)[0])
+
+    def heads_view(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, n * head_dim) -> (B, T, n, head_dim), sharing storage."""
+        return x.view(x.shape[0], x.shape[1], -1, self.head_dim)
+
+    def sweep(self, rows: Sequence[Row], metric: Metric) -> list[float]:
+        """The metric of each row: one pass over the layers from the first row's start, each row
+        joining at its own start layer; every edit touches only its own row."""
+        if not rows:
+            return []
+        order = sorted(range(len(rows)), key=lambda i: rows[i].start)
+        ordered = [rows[i] for i in order]
+        starts = [r.start for r in ordered]
+        hidden: torch.Tensor | None = None
+        with torch.no_grad():
+            for index in range(starts[0], self.n_layers):
+                joining = [r.hidden for r in ordered if r.start == index]
+                if joining:
+                    new = torch.stack(joining)
+                    hidden = new if hidden is None else torch.cat([hidden, new])
+                assert hidden is not None
+                n = hidden.shape[0]
+                site_edits = [(b, e) for b, r in enumerate(ordered[:n]) for e in r.edits.get(index, [])]
+                masked = [b for b, r in enumerate(ordered[:n]) if index in r.cuts]
+                mask = self._mask_for(index, ordered[:n], masked) if masked else None
+                if site_edits:
+                    with hooks(self._row_hooks(index, site_edits)):
+                        hidden = self.layer(index, hidden, mask)
+                else:
+                    hidden = self.layer(index, hidden, mask)
+            assert hidden is not None
+            values = measure(self.logits(hidden), metric).tolist()
+        out = [0.0] * len(rows)
+        for b, i in enumerate(order):
+            out[i] = float(values[b])
+        return out
+
+    def _row_hooks(self, index: int, edits: list[tuple[int, tuple[str, Callable[[torch.Tensor], None]]]]) -> list[Hook]:
+        attn = self.layers[index].self_attn
+        modules = {"o": (attn.o_proj, "input"), "k": (attn.k_proj, "output"), "v": (attn.v_proj, "output")}
+        out: list[Hook] = []
+        for site in {site for _, (site, _) in edits}:
+            mine = [(b, fn) for b, (s, fn) in edits if s == site]
+
+            def edit(x: torch.Tensor, mine: list[tuple[int, Callable[[torch.Tensor], None]]] = mine) -> torch.Tensor:
+                y = x.clone()
+                view = self.heads_view(y)
+                for b, fn in mine:
+                    fn(view[b])
+                return y
+
+            module, where = modules[site]
+            out.append((module, where, edit))
+        return out
+
+    def _mask_for(self, index: int, rows: Sequence[Row], masked: list[int]) -> torch.Tensor:
+        """A bool mask (B, 1|H, T, T), True = attend: the layer's own mask, with each row's cut edges forbidden."""
+        from attnscope.capture import masking
+
+        t = self.length
+        given = self.masks[index]
+        if given is None:
+            base = torch.ones(t, t, dtype=torch.bool, device=self.device).tril()[None]
+        else:
+            base = masking.allows(given)[0, :, :t, :t]
+        cuts = [rows[b].cuts[index] for b in masked]
+        n_mask_heads = max(c.shape[0] for c in cuts)
+        mask = base.expand(len(rows), n_mask_heads, t, t).clone()
+        for b, cut in zip(masked, cuts, strict=True):
+            mask[b] &= ~cut.expand(n_mask_heads, t, t)
+        return mask
+
+
+def _keeper(store: list[torch.Tensor]) -> Edit:
+    def keep(x: torch.Tensor) -> torch.Tensor:
+        store.append(x.detach())
+        return x
+
+    return keep
+
+
+@contextlib.contextmanager
+def frozen(model: torch.nn.Module) -> Iterator[None]:
+    """No parameter needs a gradient inside the block (a backward then reaches activations only)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    for p in params:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p in params:
+            p.requires_grad_(True)
+
+
+def sweeps(rows: Sequence[Row], metric: Metric, stack: Stack, batch: int) -> list[float]:
+    """The metric of every row, ``batch`` rows a sweep, rows taken in order of their start layer."""
+    order = sorted(range(len(rows)), key=lambda i: rows[i].start)
+    out = [0.0] * len(rows)
+    for at in range(0, len(order), max(1, batch)):
+        chunk = order[at : at + batch]
+        for i, v in zip(chunk, stack.sweep([rows[i] for i in chunk], metric), strict=True):
+            out[i] = v
+    return out
+
+
+def set_head(head: int, values: torch.Tensor, positions: Sequence[int] | None = None) -> Callable[[torch.Tensor], None]:
+    """An edit of one row's (T, n, D) view: head ``head``'s slice becomes ``values`` (T, D), at ``positions`` only."""
+
+    def edit(view: torch.Tensor) -> None:
+        if positions is None:
+            view[:, head] = values.to(view.dtype)
+        else:
+            where = list(positions)
+            view[where, head] = values[where].to(view.dtype)
+
+    return edit

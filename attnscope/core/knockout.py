@@ -1,0 +1,118 @@
+"""The ``knockout`` computation: block the attention edges from query positions to key
+positions in a window of layers, and measure the metric's change (as in Geva et al. 2023).
+
+The edges are removed from the mask the model's own sdpa call receives: each layer of a window
+gets the model's mask with the blocked (query, key) cells forbidden, for every head or for the
+selected heads only. Every window is one row of a sweep, which joins at the window's first
+layer from the kept residual (``core.causal.Stack``). This module does not load models and
+does not print.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from attnscope.core.causal import Row, Stack, sweeps
+from attnscope.core.spec import ChatSpec, QuerySpec, Selection, Text
+from attnscope.core.targets import check_window, resolve_metric
+from attnscope.core.tokens import as_text, check_length, encode_prompt, find_span, pick_query
+from attnscope.errors import AttnscopeError
+from attnscope.model import Loaded
+from attnscope.results.common import KeySpan, ResultWarning
+from attnscope.results.derive import knockout_effects
+from attnscope.results.knockout import KnockoutResult, Window
+
+
+def windows_of(n_layers: int, window: int) -> list[list[int]]:
+    """For each layer l, the window of ``window`` layers centred on it, cut at the model's ends."""
+    before, after = (window - 1) // 2, window // 2
+    return [list(range(max(0, lay - before), min(n_layers, lay + after + 1))) for lay in range(n_layers)]
+
+
+def cut(stack: Stack, queries: list[int], keys: list[int], heads: list[int]) -> torch.Tensor:
+    """(1|H, T, T) bool: True at the query -> key cells of ``heads`` (one plane when every head is cut)."""
+    t = stack.length
+    every = len(heads) == stack.n_heads
+    out = torch.zeros(1 if every else stack.n_heads, t, t, dtype=torch.bool, device=stack.device)
+    cells = torch.zeros(t, t, dtype=torch.bool, device=stack.device)
+    cells[torch.tensor(queries)[:, None], torch.tensor(keys)[None, :]] = True
+    for h in [0] if every else heads:
+        out[h] = cells
+    return out
+
+
+def knockout(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    key: str | Text,
+    query: QuerySpec = None,
+    target: str | None = None,
+    target_id: int | None = None,
+    foil: str | None = None,
+    foil_id: int | None = None,
+    selection: Selection | None = None,
+    window: int | None = None,
+    batch: int = 48,
+    chat: ChatSpec | None = None,
+) -> KnockoutResult:
+    """Block the edges from every token of ``query`` (a text, a position, or None for the last
+    token) to every token of ``key``, in the query heads of ``selection``. With
+    ``selection.layers`` the edges are blocked in those layers at once; otherwise in each
+    window of ``window`` layers (default 1) centred on each layer."""
+    info = loaded.info
+    n_layers = info.num_hidden_layers
+    check_window(window, n_layers)
+    sel = selection or Selection()
+    if window is not None and sel.layers is not None:
+        raise AttnscopeError("give layers or window, not both", cli="give --layers or --window, not both")
+    if batch < 1:
+        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
+    metric = resolve_metric(loaded.tokenizer, target, target_id, foil, foil_id)
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
+    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    warnings: list[ResultWarning] = []
+    q = pick_query(enc, query, warnings)
+    q_span = q.span if isinstance(query, (str, Text)) else [q.index]
+    k_text = as_text(key)
+    k = KeySpan(text=k_text.text, span=find_span(enc, k_text.text, k_text.occurrence, warnings, "key"))
+    if k.span[0] > q_span[-1]:
+        raise AttnscopeError(
+            f"key {k.text!r} (tokens {k.span[0]}-{k.span[-1]}) comes after the query {q.text!r} "
+            f"(tokens {q_span[0]}-{q_span[-1]}); a query reads only itself and earlier keys, so there is no edge "
+            "to block",
+            option="key",
+        )
+    heads = sel.head_indices(info.num_attention_heads)
+    if sel.layers is not None:
+        rows_layers, size = [sel.layer_indices(n_layers)], 0
+    else:
+        size = 1 if window is None else window
+        rows_layers = windows_of(n_layers, size)
+
+    stack = Stack(loaded.model, enc.ids)
+    baseline = stack.baseline(metric)
+    edges = cut(stack, q_span, k.span, heads)
+    rows = [
+        Row(start=layers[0], hidden=stack.residual[layers[0]][0], cuts={layer: edges for layer in layers})
+        for layers in rows_layers
+    ]
+    metrics = sweeps(rows, metric, stack, batch)
+    effects = knockout_effects(baseline, metrics)
+    return KnockoutResult(
+        model=info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        words=enc.words,
+        metric=metric,
+        baseline=baseline,
+        query=KeySpan(text=q.text, span=q_span),
+        key=k,
+        heads=heads,
+        window=size,
+        windows=[
+            Window(layers=lay, metric=m, effect=e) for lay, m, e in zip(rows_layers, metrics, effects, strict=True)
+        ],
+        warnings=warnings,
+    )

@@ -1,0 +1,157 @@
+"""The ``patch`` computation: activation patching between a clean and a corrupt prompt.
+
+Both prompts run once (``core.causal.Stack``). ``denoise`` patches activations of the clean
+run into the corrupt run (does this piece suffice to bring the answer back?), ``noise``
+patches the corrupt run's into the clean run (is this piece needed?). Sites: a query head's
+output (its slice of o_proj's input), the residual stream at one position at the input of a
+layer, or a KV head's keys or values (its slice of k_proj's or v_proj's output, which every
+query head of its group reads). Each patched run joins its sweep at the layer patched.
+
+Positions are paired one to one. With ``align`` two prompts of different lengths are paired
+from the end: the last token with the last token, and so on back; the longer prompt's first
+tokens have no partner and are never patched. This module does not load models and does
+not print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import get_args
+
+import torch
+
+from attnscope.core.causal import Row, Stack, set_head, sweeps
+from attnscope.core.spec import Selection, one_of
+from attnscope.core.targets import check_lengths, resolve_metric
+from attnscope.core.tokens import check_length, encode
+from attnscope.errors import AttnscopeError
+from attnscope.model import Loaded
+from attnscope.results.ablate import Metric
+from attnscope.results.derive import recovery
+from attnscope.results.patch import SITES, Direction, PatchResult, Site
+
+_MODULE = {"head": "o", "k": "k", "v": "v"}
+
+
+def _heads(
+    into: Stack,
+    donor: Stack,
+    metric: Metric,
+    layers: Sequence[int],
+    site: Site,
+    pairs: list[tuple[int, int]],
+    batch: int,
+) -> list[list[float]]:
+    """The metric with each (layer, head) patched: a query head at o_proj's input, or a KV head
+    at k_proj's or v_proj's output; ``pairs`` are the (into, donor) positions."""
+    kept = {"head": donor.o_input, "k": donor.k_out, "v": donor.v_out}[site]
+    count = into.n_heads if site == "head" else into.n_kv
+    mine = [p for p, _ in pairs]
+    theirs = [q for _, q in pairs]
+    rows: list[Row] = []
+    for layer in layers:
+        source = into.heads_view(kept[layer])[0]  # (T_donor, n, D)
+        for h in range(count):
+            values = into.heads_view(_own(into, site, layer))[0, :, h].clone()  # (T, D)
+            values[mine] = source[theirs, h]
+            edit = set_head(h, values, None if len(mine) == into.length else mine)
+            rows.append(Row(start=layer, hidden=into.residual[layer][0], edits={layer: [(_MODULE[site], edit)]}))
+    flat = sweeps(rows, metric, into, batch)
+    return [flat[i * count : (i + 1) * count] for i in range(len(layers))]
+
+
+def _own(stack: Stack, site: Site, layer: int) -> torch.Tensor:
+    return {"head": stack.o_input, "k": stack.k_out, "v": stack.v_out}[site][layer]
+
+
+def _residual(
+    into: Stack, donor: Stack, metric: Metric, layers: Sequence[int], pairs: list[tuple[int, int]], batch: int
+) -> list[list[float]]:
+    """The metric with the residual stream at one position of a layer's input patched."""
+    rows: list[Row] = []
+    for layer in layers:
+        for p, q in pairs:
+            hidden = into.residual[layer][0].clone()
+            hidden[p] = donor.residual[layer][0, q]
+            rows.append(Row(start=layer, hidden=hidden))
+    flat = sweeps(rows, metric, into, batch)
+    n = len(pairs)
+    return [flat[i * n : (i + 1) * n] for i in range(len(layers))]
+
+
+def patch(
+    loaded: Loaded,
+    clean: str,
+    corrupt: str,
+    *,
+    target: str | None = None,
+    target_id: int | None = None,
+    foil: str | None = None,
+    foil_id: int | None = None,
+    direction: Direction = "denoise",
+    sites: Sequence[Site] = ("head", "resid"),
+    selection: Selection | None = None,
+    align: bool = False,
+    batch: int = 48,
+) -> PatchResult:
+    """Patch each head's output, K/V head or residual position (``sites``) of the selected
+    layers from one run into the other; the metric of each patched run and its normalised
+    recovery (patched - corrupt) / (clean - corrupt)."""
+    direction = one_of(direction, get_args(Direction), "direction")
+    wanted = [one_of(s, SITES, "site") for s in sites]
+    if not wanted:
+        raise AttnscopeError("sites is empty: give head, resid, k or v", option="site")
+    if batch < 1:
+        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
+    info = loaded.info
+    metric = resolve_metric(loaded.tokenizer, target, target_id, foil, foil_id)
+    enc_clean = encode(loaded.tokenizer, clean)
+    enc_corrupt = encode(loaded.tokenizer, corrupt)
+    check_lengths(len(enc_clean.ids), len(enc_corrupt.ids), align)
+    max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
+    check_length(max(len(enc_clean.ids), len(enc_corrupt.ids)), max_positions)
+    layers = (selection or Selection()).layer_indices(info.num_hidden_layers)
+
+    clean_stack, corrupt_stack = Stack(loaded.model, enc_clean.ids), Stack(loaded.model, enc_corrupt.ids)
+    clean_value, corrupt_value = clean_stack.baseline(metric), corrupt_stack.baseline(metric)
+    if clean_value == corrupt_value:
+        raise AttnscopeError(
+            f"the clean and corrupt prompts give the same metric ({clean_value:.4f}), so the recovery "
+            "(patched - corrupt) / (clean - corrupt) is undefined; pick prompts whose answers differ"
+        )
+    into, donor = (corrupt_stack, clean_stack) if direction == "denoise" else (clean_stack, corrupt_stack)
+    offset = donor.length - into.length
+    pairs = [(p, p + offset) for p in range(into.length) if 0 <= p + offset < donor.length]
+    raw: dict[Site, list[list[float]] | None] = {s: None for s in SITES}
+    for site in SITES:
+        if site not in wanted:
+            continue
+        if site == "resid":
+            raw[site] = _residual(into, donor, metric, layers, pairs, batch)
+        else:
+            raw[site] = _heads(into, donor, metric, layers, site, pairs, batch)
+    groups = into.groups
+    return PatchResult(
+        model=info,
+        clean_text=enc_clean.text,
+        corrupt_text=enc_corrupt.text,
+        clean_tokens=enc_clean.tokens,
+        corrupt_tokens=enc_corrupt.tokens,
+        metric=metric,
+        direction=direction,
+        sites=[s for s in SITES if s in wanted],
+        clean=clean_value,
+        corrupt=corrupt_value,
+        layers=layers,
+        positions=[p for p, _ in pairs],
+        offset=offset,
+        heads_metric=raw["head"],
+        residual_metric=raw["resid"],
+        k_metric=raw["k"],
+        v_metric=raw["v"],
+        heads=recovery(clean_value, corrupt_value, raw["head"]),
+        residual=recovery(clean_value, corrupt_value, raw["resid"]),
+        k=recovery(clean_value, corrupt_value, raw["k"]),
+        v=recovery(clean_value, corrupt_value, raw["v"]),
+        shared_by=[list(range(kv * groups, (kv + 1) * groups)) for kv in range(into.n_kv)],
+    )

@@ -1,0 +1,131 @@
+"""The causal commands' shared inputs: the metric's tokens (a target, and a foil, each one
+token, given as text or as an id), query positions, and the checks the CLI runs before the
+weights load.
+
+Pure Python over the tokenizer (no torch), so a bad target is answered after loading the
+tokenizer alone. This module does not print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from attnscope.core.spec import Indices, resolve
+from attnscope.core.tokens import readable
+from attnscope.errors import AttnscopeError
+from attnscope.results.ablate import Metric
+
+
+def _label(tokenizer: Any, token_id: int) -> str:
+    """The token's text (its leading space kept); a piece of a character's bytes as its raw token string."""
+    text = str(tokenizer.decode([token_id]))
+    return text if text and "\ufffd" not in text else str(tokenizer.convert_ids_to_tokens(token_id))
+
+
+def token_id(tokenizer: Any, text: str | None, given: int | None, name: str) -> int | None:
+    """The one token ``text`` is, or ``given`` (an id); an error that says how ``text``
+    tokenizes when it is more (or less) than one token."""
+    size = len(tokenizer)
+    if given is not None:
+        if text is not None:
+            raise AttnscopeError(f"give {name} or {name}_id, not both", cli=f"give --{name} or --{name}-id, not both")
+        if isinstance(given, bool) or not 0 <= given < size:
+            raise AttnscopeError(
+                f"{name}_id {given} is out of range: the vocabulary has {size} tokens (0-{size - 1})",
+                option=f"{name}_id",
+            )
+        return given
+    if text is None:
+        return None
+    if text == "":
+        raise AttnscopeError(f"{name} is empty", option=name)
+    ids = [int(i) for i in tokenizer(text, add_special_tokens=False)["input_ids"]]
+    if len(ids) != 1:
+        tokens, _ = readable(tokenizer, text, ids)
+        shown = " + ".join(f"{tok.label!r} ({tok.id})" for tok in tokens) or "nothing"
+        raise AttnscopeError(
+            f"{name} {text!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id as {name}_id",
+            cli=f"--{name} {text!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id with "
+            f"--{name}-id",
+        )
+    return ids[0]
+
+
+def resolve_metric(
+    tokenizer: Any,
+    target: str | None,
+    target_id: int | None = None,
+    foil: str | None = None,
+    foil_id: int | None = None,
+) -> Metric:
+    """The metric for a target (and an optional foil), each given as text or as an id."""
+    if target is None and target_id is None:
+        raise AttnscopeError(
+            "a target is needed: give target or target_id", cli="give --target TOKEN or --target-id ID"
+        )
+    tid = token_id(tokenizer, target, target_id, "target")
+    fid = token_id(tokenizer, foil, foil_id, "foil")
+    assert tid is not None
+    if fid == tid:
+        raise AttnscopeError(
+            f"the foil is the same token as the target (id {tid}); the logit difference would always be 0",
+            cli=f"--foil is the same token as --target (id {tid}); the logit difference would always be 0",
+        )
+    return Metric(
+        kind="logprob" if fid is None else "logit_diff",
+        target_id=tid,
+        foil_id=fid,
+        target=_label(tokenizer, tid),
+        foil=None if fid is None else _label(tokenizer, fid),
+    )
+
+
+def positions(items: Indices | None, length: int, name: str = "pos") -> list[int]:
+    """Token positions (negative counts from the end) in a prompt of ``length`` tokens; None: all."""
+    try:
+        return resolve(items, length, "position")
+    except AttnscopeError:
+        raise AttnscopeError(
+            f"{name} {_shown(items)}: the prompt has {length} tokens; use positions 0-{length - 1} "
+            f"(or -1 to -{length})",
+            option=name,
+        ) from None
+
+
+def _shown(items: Indices | None) -> str:
+    if items is None:
+        return "all"
+    return ",".join(str(i) if isinstance(i, int) else f"{i.first}-{i.last}" for i in items)
+
+
+def check_mean(mode: str, n_tokens: int, mean_over: Sequence[str] | None) -> None:
+    """The mean over one position is the head's own output: refuse it."""
+    if mode == "mean" and mean_over is None and n_tokens < 2:
+        raise AttnscopeError(
+            "mode mean needs a prompt of 2 or more tokens (or mean_over prompts): this prompt has 1 token, "
+            "and its mean is the head's own output",
+            cli="--mode mean needs a prompt of 2 or more tokens (or --mean-over FILE): this prompt has 1 token, "
+            "and its mean is the head's own output",
+        )
+
+
+def check_window(window: int | None, n_layers: int | None) -> None:
+    """A knockout window of 1 to ``n_layers`` layers."""
+    if window is None:
+        return
+    if isinstance(window, bool) or window < 1:
+        raise AttnscopeError(f"window {window}: give 1 or more layers", option="window")
+    if n_layers and window > n_layers:
+        raise AttnscopeError(f"window {window} is larger than the model: it has {n_layers} layers", option="window")
+
+
+def check_lengths(clean: int, corrupt: int, align: bool) -> None:
+    """Clean and corrupt prompts of one length, unless ``align`` pairs their last tokens."""
+    if clean != corrupt and not align:
+        raise AttnscopeError(
+            f"the clean prompt is {clean} tokens and the corrupt prompt is {corrupt} tokens; patching pairs "
+            "positions one to one, so give prompts of one length, or align=True to pair their last tokens",
+            cli=f"the clean prompt is {clean} tokens and the corrupt prompt is {corrupt} tokens; patching pairs "
+            "positions one to one, so give prompts of one length, or --align to pair their last tokens",
+        )

@@ -1,0 +1,165 @@
+"""Benchmark: ``attnscope ablate`` over every head beside a batched plain-transformers reference.
+
+Both run as whole processes in the same run, one after the other, timed from outside by
+``process.run_once`` (wall, CPU, peak RSS), so a machine shared with other work slows them alike:
+
+- ``attnscope``  ``python -m attnscope ablate PROMPT --target T --json`` (start-up and loading included);
+- ``reference``  this script with ``--reference``: no attnscope code at all. transformers loads the
+                 converted model folder under sdpa; a forward pre-hook on o_proj zeroes one head
+                 per batch row, ``--rows`` rows a batch, every (layer, head) of the model, the whole
+                 model run for each batch, log P(target) at the last position (``logits_to_keep=1``).
+
+It reports the time and RSS ratios and the largest |difference| between the two sets of
+effects, and writes ``bench/results/ablate-NAME.json`` and ``.md``.
+
+Run: ``python bench/ablate.py --model PATH.gguf [--folder CONVERTED_FOLDER] [--name cpu-real-0.5b]``
+(``--folder`` defaults to attnscope's converted copy of the GGUF file in its cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다. 민수가 먹은 것은"
+TARGET = " 사"
+
+
+def reference(folder: str, prompt: str, target: str, rows: int, out: str) -> None:
+    """Every head zeroed in its own batch row, the whole model run for each batch: plain transformers only."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="sdpa").eval()
+    cfg = model.config
+    n_layers, n_heads = cfg.num_hidden_layers, cfg.num_attention_heads
+    d = getattr(cfg, "head_dim", None) or cfg.hidden_size // n_heads
+    ids = torch.tensor([tok(prompt)["input_ids"]])
+    (tid,) = tok(target, add_special_tokens=False)["input_ids"]
+    start = time.perf_counter()
+    with torch.no_grad():
+        base = float(torch.log_softmax(model(input_ids=ids, logits_to_keep=1).logits[0, -1].float(), -1)[tid])
+        pairs = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+        effects: dict[str, float] = {}
+        for at in range(0, len(pairs), rows):
+            chunk = pairs[at : at + rows]
+            handles = []
+            for layer in sorted({lay for lay, _ in chunk}):
+                mine = [(b, h) for b, (lay, h) in enumerate(chunk) if lay == layer]
+
+                def hook(_m: Any, args: Any, mine: list[tuple[int, int]] = mine) -> Any:
+                    x = args[0].clone()
+                    for b, h in mine:
+                        x[b, :, h * d : (h + 1) * d] = 0.0
+                    return (x,)
+
+                handles.append(model.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(hook))
+            try:
+                logits = model(input_ids=ids.expand(len(chunk), -1), logits_to_keep=1).logits[:, -1].float()
+            finally:
+                for handle in handles:
+                    handle.remove()
+            values = torch.log_softmax(logits, -1)[:, tid]
+            for (layer, head), v in zip(chunk, values.tolist(), strict=True):
+                effects[f"{layer},{head}"] = v - base
+    Path(out).write_text(
+        json.dumps({"baseline": base, "effects": effects, "tokens": ids.shape[1], "compute_s": time.perf_counter() - start})
+    )
+
+
+def converted_folder(gguf: str) -> str:
+    """attnscope's converted copy of ``gguf`` (float32), found by the file's hash in its cache."""
+    from attnscope.model.gguf_cache import cached_entry
+
+    found = cached_entry(Path(gguf))
+    if found is None:
+        raise SystemExit(f"no converted copy of {gguf} in the cache: run any attnscope command on it once")
+    return str(found)
+
+
+def main() -> None:
+    from process import run_once
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--model", default=os.environ.get("ATTNSCOPE_MODEL"))
+    parser.add_argument("--folder", help="the converted HF folder the reference loads")
+    parser.add_argument("--prompt", default=PROMPT)
+    parser.add_argument("--target", default=TARGET)
+    parser.add_argument("--rows", type=int, default=48)
+    parser.add_argument("--name", default="cpu-real-0.5b")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    parser.add_argument("--reference", metavar="FILE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.reference:
+        reference(args.folder, args.prompt, args.target, args.rows, args.reference)
+        return
+    if not args.model:
+        parser.error("give --model or set ATTNSCOPE_MODEL")
+    folder = args.folder or converted_folder(args.model)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ref_json = out / f"ablate-{args.name}.reference.tmp.json"
+    mine_cmd = [sys.executable, "-m", "attnscope", "ablate", args.prompt, "--target", args.target, "--json"]
+    mine_cmd += ["--model", args.model, "--device", "cpu", "--dtype", "float32", "--batch", str(args.rows)]
+    ref_cmd = [sys.executable, __file__, "--folder", folder, "--prompt", args.prompt, "--target", args.target]
+    ref_cmd += ["--rows", str(args.rows), "--reference", str(ref_json)]
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    mine_run = run_once(mine_cmd, env=env)
+    ref_run = run_once(ref_cmd, env={"PYTHONPATH": ""})
+    if mine_run.exit or ref_run.exit:
+        raise SystemExit(f"a run failed: attnscope {mine_run.exit} {mine_run.stderr[-300:]}, reference {ref_run.exit} {ref_run.stderr[-300:]}")
+    mine, ref = json.loads(mine_run.stdout), json.loads(ref_json.read_text())
+    ref_json.unlink()
+    diffs = [
+        abs(mine["effects"][i][j] - ref["effects"][f"{layer},{head}"])
+        for i, layer in enumerate(mine["layers"])
+        for j, head in enumerate(mine["heads"])
+    ]
+    report = {
+        "prompt": args.prompt,
+        "tokens": ref["tokens"],
+        "heads": len(diffs),
+        "rows_per_batch": args.rows,
+        "attnscope": {"wall_s": mine_run.wall_s, "cpu_s": mine_run.cpu_s, "peak_rss_mb": mine_run.peak_rss_mb},
+        "reference": {
+            "wall_s": ref_run.wall_s,
+            "cpu_s": ref_run.cpu_s,
+            "peak_rss_mb": ref_run.peak_rss_mb,
+            "compute_s": ref["compute_s"],
+        },
+        "time_ratio": mine_run.wall_s / ref_run.wall_s,
+        "cpu_ratio": mine_run.cpu_s / ref_run.cpu_s,
+        "rss_ratio": mine_run.peak_rss_mb / ref_run.peak_rss_mb,
+        "max_abs_diff": max(diffs),
+        "baseline": {"attnscope": mine["baseline"], "reference": ref["baseline"]},
+        "cpu_count": os.cpu_count(),
+        "load_average_at_end": os.getloadavg()[0],
+    }
+    (out / f"ablate-{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    a, r = report["attnscope"], report["reference"]
+    md = [
+        f"# ablate, all {report['heads']} heads, {report['tokens']} tokens ({args.name})",
+        "",
+        "| run (whole process, one after the other) | wall s | CPU s | peak RSS MB |",
+        "|---|---:|---:|---:|",
+        f"| attnscope ablate | {a['wall_s']:.1f} | {a['cpu_s']:.1f} | {a['peak_rss_mb']:.0f} |",
+        f"| plain transformers, sdpa, one head zeroed per row, {args.rows} rows a batch | {r['wall_s']:.1f} "
+        f"| {r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} |",
+        "",
+        f"time ratio {report['time_ratio']:.2f} (CPU {report['cpu_ratio']:.2f}), RSS ratio {report['rss_ratio']:.2f}, "
+        f"largest |effect difference| {report['max_abs_diff']:.2e} over {report['heads']} heads",
+    ]
+    (out / f"ablate-{args.name}.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,6 +10,7 @@ import pytest
 
 from attnscope.core.ablate import ablate
 from attnscope.core.spec import IndexRange, Selection
+
 from support.causal import Plain, max_diff
 
 PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."

@@ -14,6 +14,7 @@ from attnscope.core.knockout import knockout, windows_of
 from attnscope.core.patch import patch
 from attnscope.core.spec import Selection
 from attnscope.errors import AttnscopeError
+
 from support.causal import Plain, max_diff
 
 PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."

@@ -117,3 +117,33 @@ def test_generate_checks_everything_before_torch(model_dir: Path, tmp_path: Path
     for args, code, fragment in cases:
         line = one_line(run_cli_without_torch("generate", SEED, "--model", str(model_dir), *args), code)
         assert fragment in line, (args, line)
+
+
+CAUSAL_CLEAN = "민수는 사과를 샀다. 그는 그것을"
+CAUSAL_CORRUPT = "지수는 사과를 샀다. 그는 그것을"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["ablate", SEED, "--target", " 그", "--foil", " 그"], "--foil ' 그' is the same as --target"),
+        (["ablate", SEED, "--target", ".", "--key", "바나나"], "--key '바나나' is not in the prompt"),
+        (["ablate", SEED], "give --target TOKEN or --target-id ID"),
+        (["ablate", SEED, "--target", ".", "--mode", "max"], "--mode 'max'"),
+        (["ablate", SEED, "--target", ".", "--layer", "9"], "--layer 9 is out of range"),
+        (["ablate", SEED, "--target", ".", "--pos", "1-x"], "--pos 'x' is not a number"),
+        (
+            ["knockout", SEED, "--target", ".", "--key", "사과를", "--window", "4"],
+            "--window 4 is larger than the model: it has 3 layers",
+        ),
+        (["knockout", SEED, "--target", ".", "--key", "바나나"], "--key '바나나' is not in the prompt"),
+        (["knockout", SEED, "--target", ".", "--key", "사과를", "--window", "2", "--layers", "0"], "not both"),
+        (["patch", "--clean", CAUSAL_CLEAN, "--corrupt", CAUSAL_CORRUPT, "--target", ".", "--site", "q"], "--site 'q'"),
+        (
+            ["patch", "--clean", CAUSAL_CLEAN, "--corrupt", CAUSAL_CORRUPT, "--target", ".", "--direction", "up"],
+            "--direction 'up'",
+        ),
+    ],
+)
+def test_causal_commands_before_torch(model_dir: Path, args: list[str], fragment: str) -> None:
+    assert fragment in one_line(run_cli_without_torch(*args, "-m", str(model_dir)), 2)

@@ -48,7 +48,7 @@ def patch_cmd(
         from attnscope.core.targets import check_lengths
         from attnscope.core.tokens import encode
 
-        check_lengths(len(encode(tokenizer, clean).ids), len(encode(tokenizer, corrupt).ids), align)
+        check_lengths(encode(tokenizer, clean).ids, encode(tokenizer, corrupt).ids, align)
 
     loaded = model.load(selection=selection, tokenizer_checks=[answer.check, lengths])
     from attnscope.core.patch import patch

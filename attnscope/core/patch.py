@@ -107,7 +107,7 @@ def patch(
     metric = resolve_metric(loaded.tokenizer, target, target_id, foil, foil_id)
     enc_clean = encode(loaded.tokenizer, clean)
     enc_corrupt = encode(loaded.tokenizer, corrupt)
-    check_lengths(len(enc_clean.ids), len(enc_corrupt.ids), align)
+    check_lengths(enc_clean.ids, enc_corrupt.ids, align)
     max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
     check_length(max(len(enc_clean.ids), len(enc_corrupt.ids)), max_positions)
     layers = (selection or Selection()).layer_indices(info.num_hidden_layers)

@@ -120,12 +120,20 @@ def check_window(window: int | None, n_layers: int | None) -> None:
         raise AttnscopeError(f"window {window} is larger than the model: it has {n_layers} layers", option="window")
 
 
-def check_lengths(clean: int, corrupt: int, align: bool) -> None:
-    """Clean and corrupt prompts of one length, unless ``align`` pairs their last tokens."""
-    if clean != corrupt and not align:
+def check_lengths(clean: Sequence[int], corrupt: Sequence[int], align: bool) -> None:
+    """Clean and corrupt token ids of one length; with ``align``, prompts that end in the same token
+    (positions are then paired from the end)."""
+    if len(clean) != len(corrupt) and not align:
         raise AttnscopeError(
-            f"the clean prompt is {clean} tokens and the corrupt prompt is {corrupt} tokens; patching pairs "
-            "positions one to one, so give prompts of one length, or align=True to pair their last tokens",
-            cli=f"the clean prompt is {clean} tokens and the corrupt prompt is {corrupt} tokens; patching pairs "
-            "positions one to one, so give prompts of one length, or --align to pair their last tokens",
+            f"the clean prompt is {len(clean)} tokens and the corrupt prompt is {len(corrupt)} tokens; patching "
+            "pairs positions one to one, so give prompts of one length, or align=True to pair them from the end",
+            cli=f"the clean prompt is {len(clean)} tokens and the corrupt prompt is {len(corrupt)} tokens; "
+            "patching pairs positions one to one, so give prompts of one length, or --align to pair them from the end",
+        )
+    if align and len(clean) != len(corrupt) and clean[-1] != corrupt[-1]:
+        raise AttnscopeError(
+            f"align pairs positions from the end, but the prompts end in different tokens (ids {clean[-1]} and "
+            f"{corrupt[-1]}); give prompts that end alike",
+            cli=f"--align pairs positions from the end, but the prompts end in different tokens (ids {clean[-1]} "
+            f"and {corrupt[-1]}); give prompts that end alike",
         )

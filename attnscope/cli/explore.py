@@ -8,7 +8,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import Chat, Model, PromptArg
+from attnscope.cli.options import Answer, Chat, Model, PromptArg
 from attnscope.cli.terminal import Terminal, warning_line
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def explore_cmd(
         ),
     ] = None,
     *,
+    answer: Answer,
     model: Model,
     chat: Chat,
     terminal: Terminal,
@@ -49,6 +50,7 @@ def explore_cmd(
     pick a head, a layer or all of them, see the chart, the layers x heads grid and the causal matrix."""
     from attnscope.cli.parse import chat_spec
     from attnscope.core.explore import explore
+    from attnscope.errors import AttnscopeError
     from attnscope.render import write_atomic
     from attnscope.render.explore import check_output, page
     from attnscope.render.i18n import check_lang, default_lang, t
@@ -58,7 +60,23 @@ def explore_cmd(
     page_lang = check_lang(lang, "--lang") if lang else default_lang()
     spec = chat_spec(chat.chat, chat.system, None)
     asked: list[QuerySpec] = [*(query or []), *(pos or [])]  # the texts, then the positions
-    data = explore(model.load(), text, queries=asked, key=key, chat=spec)
+    with_target = answer.target is not None or answer.target_id is not None
+    if not with_target and (answer.foil is not None or answer.foil_id is not None):
+        raise AttnscopeError("--foil needs --target")
+    if with_target:
+        answer.refuse_early()
+    loaded = model.load(tokenizer_checks=[answer.check] if with_target else [])
+    data = explore(
+        loaded,
+        text,
+        queries=asked,
+        key=key,
+        chat=spec,
+        target=answer.target,
+        target_id=answer.target_id,
+        foil=answer.foil,
+        foil_id=answer.foil_id,
+    )
     for warning in data.warnings:
         terminal.line(f"attnscope: {warning_line(warning, page_lang)}")
     html = page(data, page_lang)

@@ -19,6 +19,7 @@ from attnscope.core.spec import ChatSpec, QuerySpec, Text
 from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
+from attnscope.results.ablate import Metric
 from attnscope.results.common import ResultWarning
 from attnscope.results.explore import ExploreData
 
@@ -43,6 +44,13 @@ def quantise(rows: torch.Tensor, levels: int = LEVELS) -> torch.Tensor:
     return out.clamp(0, levels).to(torch.uint8)
 
 
+def metric_text(metric: Metric) -> str:
+    """The metric as the page names it: log P(' 사'), or logit(' 사') - logit(' 포')."""
+    if metric.foil is None:
+        return f"log P({metric.target!r})"
+    return f"logit({metric.target!r}) - logit({metric.foil!r})"
+
+
 def pick_positions(enc: Encoded, queries: Sequence[QuerySpec], warnings: list[ResultWarning]) -> list[int]:
     """The query positions asked for, in order (None stands for the last token)."""
     return [pick_query(enc, query, warnings).index for query in queries]
@@ -56,11 +64,17 @@ def explore(
     key: str | Text | None = None,
     chat: ChatSpec | None = None,
     limit: int | None = None,
+    target: str | None = None,
+    target_id: int | None = None,
+    foil: str | None = None,
+    foil_id: int | None = None,
 ) -> ExploreData:
     """The data of one explorer page: every query row of every layer and head (for a prompt of up to
     ``limit`` tokens, default LIMIT; beyond that only the ``queries``' rows). The first of
     ``queries`` opens the page (default: the last token); ``key`` is the text the layers x heads
-    grid shows first. ``render.explore.page`` turns it into the HTML."""
+    grid shows first. With a ``target`` (or ``target_id``; a ``foil`` makes the metric a logit
+    difference) the page also holds each head's exact effect on the answer (``core.ablate``).
+    ``render.explore.page`` turns it into the HTML."""
     limit = LIMIT if limit is None else limit
     info = loaded.info
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
@@ -96,6 +110,12 @@ def explore(
         rows = got.rows.pop(layer)[0]  # (H, P, end); the causal mask left 0 after each query
         packed.append(quantise(rows)[:, keep])  # (H, sum(p + 1)): each head's stored rows in turn
     weights = torch.stack(packed)  # (L, H, sum(p + 1))
+    effects, metric = None, None
+    if target is not None or target_id is not None:
+        from attnscope.core.ablate import ablate
+
+        ablated = ablate(loaded, prompt, target=target, target_id=target_id, foil=foil, foil_id=foil_id, chat=chat)
+        effects, metric = ablated.effects, ablated.metric
     return ExploreData(
         model=info,
         text=enc.text,
@@ -109,5 +129,7 @@ def explore(
         key=key_span,
         levels=LEVELS,
         weights=weights.contiguous().numpy().tobytes(),
+        effects=effects,
+        metric=None if metric is None else metric_text(metric),
         warnings=warnings,
     )

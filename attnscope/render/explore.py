@@ -77,6 +77,8 @@ def payload(data: ExploreData, lang: Lang) -> dict[str, object]:
         "query": data.query,
         "key": data.key,
         "levels": data.levels,
+        "effects": data.effects,
+        "metric": data.metric,
         "messages": messages(),
         "data": packed,
     }
@@ -133,6 +135,7 @@ def page(data: ExploreData, lang: Lang) -> str:
 <p class="dim small note" id="chart-notes"></p>
 </section>
 <section class="panel">
+<div class="layers" id="grid-layers" hidden><button type="button" data-layer="weight">{m("explore.layer_weight")}</button> <button type="button" data-layer="effect">{m("explore.layer_effect")}</button></div>
 <h2 id="grid-title"></h2>
 <p class="dim small note">{m("explore.grid_hint")}</p>
 <svg id="grid" xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>

@@ -30,4 +30,7 @@ class ExploreData:
     key: list[int]  # token indices of the key shown first in the heads grid
     levels: int  # a byte k is the weight k / levels
     weights: bytes = field(repr=False)
+    # with a target: [layer][head] the exact change in the metric when the head is removed (``ablate``)
+    effects: list[list[float]] | None = None
+    metric: str | None = None  # the metric of ``effects`` as the views name it: log P(' 사')
     warnings: list[ResultWarning] = field(default_factory=list)

@@ -11,7 +11,7 @@
   var off = {}, block = 0;
   D.positions.forEach(function (p) { off[p] = block; block += p + 1; });
   var S = {
-    lang: D.lang, q: D.query, by: "word", sink: true,
+    lang: D.lang, q: D.query, by: "word", sink: true, layer: "weight",
     sel: { kind: "all", layer: 0, head: 0 }, key: D.key.slice()
   };
   var STOPS = [[0, 247, 251, 255], [0.125, 222, 235, 247], [0.25, 198, 219, 239], [0.375, 158, 202, 225],
@@ -217,13 +217,13 @@
     svg.textContent = "";
     var layerWord = t("figures.layer"), headWord = t("figures.head");
     var left = Math.max(textWidth(layerWord, size), textWidth("00", size)) + 10;
-    var top = 40, vals = [], mx = 0;
+    var top = 40, vals = [], mx = 0, effect = S.layer === "effect" && D.effects;
     for (var l = 0; l < L; l++) {
       vals.push([]);
       for (var h = 0; h < H; h++) {
-        var v = sumOver(rowOf(l, h, p), S.key);
+        var v = effect ? D.effects[l][h] : sumOver(rowOf(l, h, p), S.key);
         vals[l].push(v);
-        mx = Math.max(mx, v);
+        mx = Math.max(mx, effect ? -v : v);
       }
     }
     var scale = mx > 0 ? mx : 1;
@@ -239,7 +239,9 @@
       (function (layer) { lab.addEventListener("click", function () { S.sel = { kind: "layer", layer: layer, head: 0 }; draw(); }); })(l);
       svg.appendChild(lab);
       for (h = 0; h < H; h++) {
-        var c = el("svg:rect", { x: left + h * cw, y: top + l * ch, width: cw - 1, height: ch - 1, fill: heat(vals[l][h] / scale),
+        var shown = effect ? -vals[l][h] : vals[l][h];
+        var fill = effect && shown < -0.05 * scale ? "#7fbf7f" : heat(Math.max(0, shown) / scale);
+        var c = el("svg:rect", { x: left + h * cw, y: top + l * ch, width: cw - 1, height: ch - 1, fill: fill,
           "class": "click cell", "data-layer": l, "data-head": h, "data-value": vals[l][h] });
         c.appendChild(el("svg:title", {}, "L" + l + " H" + h + " (KV " + Math.floor(h / groupSize) + "): " + vals[l][h].toFixed(3)));
         (function (layer, head) { c.addEventListener("click", function () { S.sel = { kind: "head", layer: layer, head: head }; draw(); }); })(l, h);
@@ -261,7 +263,13 @@
     svg.appendChild(el("svg:text", { x: left + 5 * 34 + 10, y: y + 10, "font-size": 11, fill: "#59636e" }, t("figures.scale", { top: f2(scale) })));
     svg.setAttribute("width", Math.max(left + H * cw + 8, left + 5 * 34 + 20 + textWidth(t("figures.scale", { top: f2(scale) }), 11)));
     svg.setAttribute("height", y + 34);
-    $("grid-title").textContent = t("explore.grid.title", { query: D.tokens[p].label, key: keyLabel() });
+    $("grid-title").textContent = effect ? t("explore.grid.effect_title", { metric: D.metric })
+      : t("explore.grid.title", { query: D.tokens[p].label, key: keyLabel() });
+    if (effect) {
+      svg.appendChild(el("svg:text", { x: left, y: y + 48, "font-size": 11, fill: "#59636e" }, t("explore.grid.effect_note")));
+      svg.setAttribute("height", y + 56);
+      svg.setAttribute("width", Math.max(Number(svg.getAttribute("width")), left + textWidth(t("explore.grid.effect_note"), 11) + 8));
+    }
   }
 
   /* one selection's whole causal matrix */
@@ -337,6 +345,8 @@
     document.querySelectorAll(".langs button").forEach(function (b) { b.setAttribute("aria-pressed", String(b.value === S.lang)); });
     document.querySelectorAll("button[data-by]").forEach(function (b) { b.setAttribute("aria-pressed", String(b.getAttribute("data-by") === S.by)); });
     $("sel-all").setAttribute("aria-pressed", String(S.sel.kind === "all"));
+    $("grid-layers").hidden = !D.effects;
+    document.querySelectorAll("button[data-layer]").forEach(function (b) { b.setAttribute("aria-pressed", String(b.getAttribute("data-layer") === S.layer)); });
     $("sink").checked = S.sink;
   }
   function draw() {
@@ -363,6 +373,7 @@
   function wire() {
     document.querySelectorAll(".langs button").forEach(function (b) { b.addEventListener("click", function () { S.lang = b.value; draw(); }); });
     document.querySelectorAll("button[data-by]").forEach(function (b) { b.addEventListener("click", function () { S.by = b.getAttribute("data-by"); S.key = []; draw(); }); });
+    document.querySelectorAll("button[data-layer]").forEach(function (b) { b.addEventListener("click", function () { S.layer = b.getAttribute("data-layer"); draw(); }); });
     $("sink").addEventListener("change", function () { S.sink = $("sink").checked; draw(); });
     $("sel-all").addEventListener("click", function () { S.sel = { kind: "all", layer: 0, head: 0 }; draw(); });
   }

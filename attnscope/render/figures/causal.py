@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from attnscope.render.figures.common import ROW
-from attnscope.render.figures.svg import DIM, INK, Svg, heat, ink_on
+from attnscope.render.figures.svg import DIM, INK, Svg, heat, ink_on, text_width
 
 CW, CH = 26.0, 18.0
 OTHER = "#7fbf7f"  # an effect of the other sign
@@ -59,4 +59,4 @@ def heat_grid(
         y += CH
     for j in rules:
         svg.line(left + j * cell_w, top - 2, left + j * cell_w, y + 2, stroke=INK, width=1.5)
-    return left + len(columns) * cell_w, y
+    return max(left + len(columns) * cell_w, x + text_width(title, 12)), y

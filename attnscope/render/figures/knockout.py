@@ -55,8 +55,8 @@ def figure(r: KnockoutResult, ctx: Ctx) -> str:
         svg.text(zero + HALF + 8, y + 12, effect_text(e), size=11)
         y += 16
     svg.line(zero, top - 2, zero, y + 2, stroke=INK, width=1.0)
-    svg.text(zero - HALF, y + 14, f"-{scale:.2f}", size=10, fill=DIM)
+    svg.text(zero - HALF, y + 14, f"-{scale:.2g}", size=10, fill=DIM)
     svg.text(zero, y + 14, "0", size=10, anchor="middle", fill=DIM)
-    svg.text(zero + HALF, y + 14, f"+{scale:.2f}", size=10, anchor="end", fill=DIM)
+    svg.text(zero + HALF, y + 14, f"+{scale:.2g}", size=10, anchor="end", fill=DIM)
     svg.text(MARGIN, y + 14 + ROW, t(lang, "knockout.note"), size=11, fill=DIM)
     return svg.to_string()

@@ -354,6 +354,10 @@ MESSAGES: dict[str, str] = {
     "explore.sink_first": "Position 0 refers only to itself: without it nothing is left.",
     "explore.nojs": "This page draws itself with JavaScript; turn it on to see the attention.",
     "explore.wrote": "wrote {path} ({size})",
+    "explore.layer_weight": "weight on the key",
+    "explore.layer_effect": "effect on the answer",
+    "explore.grid.effect_title": "Effect on {metric} of removing each head (exact), per layer and head",
+    "explore.grid.effect_note": "darker = a larger drop when the head is removed; green: removing it raises the metric",
     # == end explore ==
     # == generate ==
     "generate.title": "{model}: the answer, token by token",

@@ -60,15 +60,18 @@ _LAZY = {
 
 if TYPE_CHECKING:  # the same names for type checkers and editors, which do not run __getattr__
     from attnscope.capture.engine import load
+    from attnscope.core.ablate import ablate
     from attnscope.core.batch import read_entries, run_batch
     from attnscope.core.explain import explain
     from attnscope.core.explore import explore
     from attnscope.core.generate import generate
     from attnscope.core.heads import heads
     from attnscope.core.info import info
+    from attnscope.core.knockout import knockout
     from attnscope.core.mask import mask
     from attnscope.core.maskgrid import illustration as mask_illustration
     from attnscope.core.matrix import matrix
+    from attnscope.core.patch import patch
     from attnscope.core.reuse import reuse
     from attnscope.core.roles import roles
     from attnscope.core.rope import rope

@@ -71,7 +71,9 @@ def reference(folder: str, prompt: str, target: str, rows: int, out: str) -> Non
             for (layer, head), v in zip(chunk, values.tolist(), strict=True):
                 effects[f"{layer},{head}"] = v - base
     Path(out).write_text(
-        json.dumps({"baseline": base, "effects": effects, "tokens": ids.shape[1], "compute_s": time.perf_counter() - start})
+        json.dumps(
+            {"baseline": base, "effects": effects, "tokens": ids.shape[1], "compute_s": time.perf_counter() - start}
+        )
     )
 
 
@@ -115,7 +117,9 @@ def main() -> None:
     mine_run = run_once(mine_cmd, env=env)
     ref_run = run_once(ref_cmd, env={"PYTHONPATH": ""})
     if mine_run.exit or ref_run.exit:
-        raise SystemExit(f"a run failed: attnscope {mine_run.exit} {mine_run.stderr[-300:]}, reference {ref_run.exit} {ref_run.stderr[-300:]}")
+        raise SystemExit(
+            f"a run failed: attnscope {mine_run.exit} {mine_run.stderr[-300:]}, reference {ref_run.exit} {ref_run.stderr[-300:]}"
+        )
     mine, ref = json.loads(mine_run.stdout), json.loads(ref_json.read_text())
     ref_json.unlink()
     diffs = [

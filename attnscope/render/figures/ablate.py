@@ -71,7 +71,7 @@ def figure(r: AblateResult, ctx: Ctx) -> str:
         r.layers,
         columns,
         frac=lambda i, j: r.attention[i][j] / top_w,
-        label=lambda i, j: f"{r.attention[i][j]:.2f}"[1:] if 0.1 <= r.attention[i][j] < 1 else "",
+        label=lambda i, j: _weight_label(r.attention[i][j]),
         tip=weight_tip,
         rules=rules,
     )
@@ -86,3 +86,11 @@ def figure(r: AblateResult, ctx: Ctx) -> str:
         fill=DIM,
     )
     return svg.to_string()
+
+
+def _weight_label(v: float) -> str:
+    """A weight as the grid writes it: .57, or 1.0 once it rounds to 1; nothing under 0.1."""
+    if v < 0.1:
+        return ""
+    shown = f"{v:.2f}"
+    return "1.0" if shown == "1.00" else shown[1:]

@@ -158,3 +158,28 @@ def test_page_over_the_limit_offers_only_the_stored_queries(browser, cli, model_
         page.screenshot(path=str(tmp_path / "explore-partial.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_effect_layer_shows_the_ablate_effects(browser, cli, model_dir, tmp_path):
+    out = tmp_path / "effect.html"
+    res = cli("explore", SEED, "--model", str(model_dir), "--target", ".", "--key", "사과를", "-o", str(out))
+    assert res.exit_code == 0, res.stderr
+    ablated = json.loads(cli("ablate", SEED, "--model", str(model_dir), "--target", ".", "--json").stdout)
+    opened = open_file(browser, out)
+    page = opened.page
+    try:
+        page.wait_for_selector("body[data-ready]", timeout=15000)
+        assert not page.is_hidden("#grid-layers")
+        page.click("button[data-layer=effect]")
+        assert page.text_content("#grid-title").startswith("Effect on log P('.')")
+        cells = page.evaluate(
+            "() => [...document.querySelectorAll('#grid rect.cell')].map(c => [+c.dataset.layer, +c.dataset.head, +c.dataset.value])"
+        )
+        assert len(cells) == 3 * 4
+        for layer, head, value in cells:
+            assert abs(value - ablated["effects"][layer][head]) < 1e-6
+        page.click("button[data-layer=weight]")
+        assert page.text_content("#grid-title").startswith("Weight from")
+        assert opened.errors == []
+    finally:
+        page.close()

@@ -12,6 +12,11 @@ from attnscope.render.i18n import Lang, device_name, t
 from attnscope.results.common import ModelInfo, ResultWarning, Token
 
 
+# Position 0 is named an attention sink only when it takes at least this share of what is shown
+# (weights' sink line, generate's "(sink)" mark): a first position with 0.09 is not a sink.
+SINK_NAMED_AT = 0.3
+
+
 def span(lang: Lang, first: int, last: int) -> str:
     """One contiguous range of indices: ``0-23`` (English) or ``0~23`` (Korean, as the note writes it)."""
     if first == last:

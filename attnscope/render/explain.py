@@ -5,6 +5,8 @@ The short explanatory lines live in ``MESSAGES`` (en, ko), chosen by ``result.la
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -12,7 +14,7 @@ from rich.text import Text
 from attnscope.render import Ctx, bar
 from attnscope.render.common import ranges
 from attnscope.render.fit import FitColumns, Fitted, glue
-from attnscope.render.i18n import section
+from attnscope.render.i18n import section, t
 from attnscope.render.trace import fmt
 from attnscope.results.explain import ExplainResult
 
@@ -28,7 +30,16 @@ def view(r: ExplainResult, ctx: Ctx) -> RenderableType:
     head = Text()
     head.append(m["title"].format(layer=r.layer, head=r.head, q=glue(r.query.text), i=i), style="bold")
     head.append(
-        "\n" + m["kv"].format(kv=r.kv_head, shared=ranges(ctx.lang, r.shared_heads), d=r.head_dim, s=r.scaling),
+        "\n"
+        + t(
+            ctx.lang,
+            "explain.kv",
+            kv=r.kv_head,
+            shared=ranges(ctx.lang, r.shared_heads),
+            d=r.head_dim,
+            root=f"{math.sqrt(r.head_dim):.4g}",
+            s=r.scaling,
+        ),
         style="dim",
     )
     head.append("\n" + m["steps"].format(i=i), style="dim")

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx
 from attnscope.render import segments as seg
+from attnscope.render.common import SINK_NAMED_AT
 from attnscope.render.fit import FitColumns, Fitted, Flow
 from attnscope.render.i18n import t
 from attnscope.results.generate import GenerateResult, GenerateStep
@@ -55,12 +56,17 @@ def _answer(r: GenerateResult, ctx: Ctx) -> Text:
     return text
 
 
-def _word(r: GenerateResult, index: int, ctx: Ctx) -> Text:
+def _is_sink(r: GenerateResult, index: int, weight: float) -> bool:
+    """The word holds position 0 and at least ``SINK_NAMED_AT`` of the step's weight."""
+    return 0 in r.words[index].tokens and weight >= SINK_NAMED_AT
+
+
+def _word(r: GenerateResult, index: int, weight: float, ctx: Ctx) -> Text:
     word = r.words[index]
     first = r.tokens[word.tokens[0]]
     segment = r.segments[first.segment]
     text = Text(word.text.replace("\n", "↵"), style=seg.style(segment))
-    if 0 in word.tokens:
+    if _is_sink(r, index, weight):
         text.append(" " + t(ctx.lang, "generate.sink"), style="dim")
     elif segment.kind == "answer":
         text.append(" " + t(ctx.lang, "generate.in_answer"), style="dim")
@@ -84,7 +90,7 @@ def _where(r: GenerateResult, shown: list[int], ctx: Ctx) -> Table:
         step = r.steps[n]
         words = []
         for share in step.top_words:
-            word = _word(r, share.word, ctx)
+            word = _word(r, share.word, share.weight, ctx)
             word.append(f" {share.weight:.2f}", style="cyan")
             words.append(word)
         heads = []
@@ -121,9 +127,15 @@ def view(r: GenerateResult, ctx: Ctx) -> RenderableType:
         parts += [Text(""), Text(t(ctx.lang, "generate.where"), style="italic"), FitColumns(_where(r, shown, ctx))]
         parts += [Text(""), Text(t(ctx.lang, "generate.shares", groups=groups), style="italic")]
         parts.append(FitColumns(_shares(r, shown, ctx), keys=[0, 1]))
-    notes = ["generate.prob_note", "generate.sink_note", "generate.heads_note", "generate.cached"]
+    marked = any(_is_sink(r, s.word, s.weight) for n in shown for s in r.steps[n].top_words)
+    notes = [
+        "generate.prob_note",
+        *(["generate.sink_note"] if marked else []),
+        "generate.heads_note",
+        "generate.cached",
+    ]
     parts.append(Text(""))
-    parts += [Text(t(ctx.lang, key), style="dim") for key in notes]
+    parts += [Text(t(ctx.lang, key, threshold=f"{SINK_NAMED_AT:g}"), style="dim") for key in notes]
     if len(shown) < len(r.steps):
         parts.append(Text(t(ctx.lang, "generate.more_steps", shown=len(shown), total=len(r.steps)), style="dim"))
     return Fitted(Group(*parts))

@@ -100,7 +100,7 @@ def heatmap(r: HeadsResult, lang: Lang) -> Table:
     top = max((max(row) for row in grid), default=0.0)
     scale = 1.0 if top <= 0 else top
     table = Table(box=None, pad_edge=False, padding=(0, 0), header_style="dim", show_header=True)
-    table.add_column(t(lang, "heads.col.layer"), justify="right", no_wrap=True)
+    table.add_column(t(lang, "heads.col.layer_head"), justify="right", no_wrap=True)
     table.add_column(" ", no_wrap=True)
     for h in range(n_heads):
         sep = h > 0 and kv_of[h] != kv_of[h - 1]
@@ -114,7 +114,7 @@ def heatmap(r: HeadsResult, lang: Lang) -> Table:
             cell.append(shade(v, scale) * 2, style=heat_style(v, scale))
             cells.append(cell)
         best = row.index(max(row)) if row else 0
-        table.add_row(str(layer), " ", *cells, Text(f"  h{best} {row[best]:.2f}", style="dim"))
+        table.add_row(str(layer), " ", *cells, Text(f"  H{best} {row[best]:.2f}", style="dim"))
     return table
 
 

@@ -97,6 +97,7 @@ _PAIRS = {
     "와": ("과", "와"),
     "으로": ("으로", "로"),
     "로": ("으로", "로"),
+    "이다": ("이다", "다"),
 }
 
 
@@ -117,7 +118,7 @@ def _has_final(word: str) -> tuple[bool, bool]:
 
 
 def particle(word: str, which: str) -> str:
-    """``word`` followed by the right form of the particle ``which`` (은/는, 이/가, 을/를, 과/와, 으로/로)."""
+    """``word`` followed by the right form of the particle ``which`` (은/는, 이/가, 을/를, 과/와, 으로/로, 이다/다)."""
     with_final, without = _PAIRS[which]
     final, rieul = _has_final(word)
     if with_final == "으로":
@@ -139,7 +140,14 @@ def progress_line(lang: Lang, key: str, values: Mapping[str, object]) -> str:
     return t(lang, f"progress.{key}", **values)
 
 
-def section(lang: Lang, name: str) -> dict[str, str]:
+class Message(str):
+    """A catalogue message whose ``format`` also fills particles (``{count:/로}``), as :func:`t` does."""
+
+    def format(self, /, *args: object, **kwargs: object) -> str:
+        return _FORMATTER.format(self, *args, **kwargs)
+
+
+def section(lang: Lang, name: str) -> dict[str, Message]:
     """Every message of one view's section, keyed without the ``name.`` prefix (``m["title"]``)."""
     prefix = name + "."
-    return {k.removeprefix(prefix): v for k, v in catalogue(lang).items() if k.startswith(prefix)}
+    return {k.removeprefix(prefix): Message(v) for k, v in catalogue(lang).items() if k.startswith(prefix)}

@@ -20,7 +20,7 @@ from attnscope.render import Ctx
 from attnscope.render.common import model_line, ranges, span
 from attnscope.render.fit import Fitted
 from attnscope.render.i18n import Lang, t
-from attnscope.results.mask import MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
+from attnscope.results.mask import PAD_LABEL, MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
 ELLIPSIS = "…"
 SIDE_BY_SIDE_MAX = 10  # positions drawn; wider illustrations are stacked
@@ -205,10 +205,15 @@ class _FitGrid:
             yield Text(t(self.lang, "mask.narrowed", shown=len(shown), n=n, width=options.max_width), style="dim")
 
 
+def pad_word(lang: Lang, label: str) -> str:
+    """A token label as the view prints it: a padding slot's label in the view's language."""
+    return t(lang, "mask.pad_token") if label == PAD_LABEL else label
+
+
 def _sequence(r: MaskResult, b: int, seq: MaskSequence, lang: Lang) -> list[RenderableType]:
     n = len(seq.tokens)
     iw = len(str(n - 1))
-    labels = [f"{i:>{iw}} {tok}" for i, tok in enumerate(seq.tokens)]
+    labels = [f"{i:>{iw}} {pad_word(lang, tok)}" for i, tok in enumerate(seq.tokens)]
     lw = max(cell_len(x) for x in labels + ["attention_mask"]) + 1
     pads = seq.padded_rows
     real = n - len(pads)

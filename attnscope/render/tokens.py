@@ -38,7 +38,7 @@ def legend(r: TokensResult, lang: Lang) -> Text:
     text.append(t(lang, "segments.counts", n=len(r.segments)) + " ", style="dim")
     for i, item in enumerate(items):
         if i:
-            text.append(" · ", style="dim")
+            text.append(t(lang, "segments.count_sep"), style="dim")
         text.append_text(item)
     return text
 

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade
 from attnscope.render import segments as seg
-from attnscope.render.common import model_line, ranges, span
+from attnscope.render.common import SINK_NAMED_AT, model_line, ranges, span
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results.weights import Bar, Chart, Strip, WeightsResult
@@ -119,12 +119,18 @@ def chart_table(chart: Chart, lang: Lang, r: WeightsResult, title: str | None = 
     return table
 
 
-def sink_line(r: WeightsResult, lang: Lang) -> Text | None:
-    """Name the attention sink when position 0 takes the most, and say where to look instead."""
-    if r.sink_share is None:
+def sink_words(r: WeightsResult, lang: Lang) -> str | None:
+    """Name the attention sink when position 0 takes the most and at least ``SINK_NAMED_AT`` of
+    the weight, and say where to look instead (the terminal view and the figure say the same)."""
+    if r.sink_share is None or r.sink_share < SINK_NAMED_AT:
         return None
     key = "weights.sink_norm" if r.measure == "norm" else "weights.sink"
-    return Text(t(lang, key, label=r.tokens[0].label, share=f"{r.sink_share:.2f}"), style="yellow")
+    return t(lang, key, label=r.tokens[0].label, share=f"{r.sink_share:.2f}", threshold=f"{SINK_NAMED_AT:g}")
+
+
+def sink_line(r: WeightsResult, lang: Lang) -> Text | None:
+    words = sink_words(r, lang)
+    return None if words is None else Text(words, style="yellow")
 
 
 def hardest_block(r: WeightsResult, lang: Lang, limit: int) -> list[RenderableType]:
@@ -139,7 +145,7 @@ def hardest_block(r: WeightsResult, lang: Lang, limit: int) -> list[RenderableTy
         table.add_row(key_name(r, h.label, h.segment, lang), "←", f"L{h.layer} H{h.head}", f"{h.weight:.2f}")
     out: list[RenderableType] = [Text(t(lang, f"weights.hardest_title_{r.view.by}")), table]
     hint_key = "weights.hardest_hint_segment" if r.view.by == "segment" else "weights.hardest_hint"
-    hint = t(lang, hint_key, count=len(r.layers) * len(r.heads))
+    hint = t(lang, hint_key, count=len(r.layers) * len(r.heads), layers=len(r.layers), heads=len(r.heads))
     out.append(Text(hint, style="dim"))
     return out
 
@@ -200,7 +206,7 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
     if r.view.no_sink:
         out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
     if r.view.by == "word":
-        out.append(t(lang, "weights.note_by_word"))
+        out.append(t(lang, "weights.note_by_word_norm" if r.measure == "norm" else "weights.note_by_word"))
         out.append(t(lang, "weights.note_by_token_hint"))
     if r.view.by == "segment":
         out.append(t(lang, "segments.note_by_segment"))
@@ -217,7 +223,7 @@ def view(r: WeightsResult, ctx: Ctx) -> RenderableType:
     if len(r.layers) > 1:
         labels, values, query_key = strip_rows(r, lang)
         parts += [
-            Text(t(lang, "weights.strip_title"), style="dim"),
+            Text(t(lang, "weights.strip_title_norm" if r.measure == "norm" else "weights.strip_title"), style="dim"),
             strip_table(r.strip, labels, query_key, values),
             strip_caption(r.strip, lang),
             Text(""),

@@ -15,6 +15,8 @@ from typing import Literal
 from attnscope.results import Result
 from attnscope.results.common import ModelInfo, ResultWarning
 
+PAD_LABEL = "[pad]"  # the label a padding slot gets in ``MaskSequence.tokens`` (views word it per language)
+
 
 @dataclass(frozen=True)
 class MaskSequence:

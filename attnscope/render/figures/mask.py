@@ -14,7 +14,8 @@ from collections.abc import Callable
 from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, INK, PAPER, Svg, text_width
-from attnscope.render.i18n import t
+from attnscope.render.i18n import Lang, t
+from attnscope.render.mask import pad_word
 from attnscope.results.mask import MaskResult, MaskSequence
 
 CELL = 22.0
@@ -94,11 +95,11 @@ def _row_cells(svg: Svg, gx: float, y: float, slots: list[int | None], grid_row:
         svg.text(cx + CELL / 2, y + CELL - 7, mark, anchor="middle", size=SIZE, fill=ink, bold=bold)
 
 
-def _labels(seq: MaskSequence, with_tokens: bool) -> list[str]:
+def _labels(seq: MaskSequence, with_tokens: bool, lang: Lang) -> list[str]:
     n = len(seq.tokens)
     if not with_tokens:
         return [str(i) for i in range(n)]
-    return [f"{i} {tok}" for i, tok in enumerate(seq.tokens)]
+    return [f"{i} {pad_word(lang, tok)}" for i, tok in enumerate(seq.tokens)]
 
 
 def figure(r: MaskResult, ctx: Ctx) -> str:
@@ -111,7 +112,7 @@ def figure(r: MaskResult, ctx: Ctx) -> str:
     remark = t(ctx.lang, "figures.mask.pad_row")
     if r.mode == "illustration":
         seq = r.sequences[0]
-        labels = _labels(seq, False)
+        labels = _labels(seq, False, ctx.lang)
         y += ROW
         svg.text(MARGIN, y, t(ctx.lang, "figures.mask.causal"), bold=True)
         width = max(text_width(lab, SIZE) for lab in labels) + 8 + CELL * len(slots) + 60
@@ -133,7 +134,7 @@ def figure(r: MaskResult, ctx: Ctx) -> str:
             y,
             seq.combined,
             seq_slots,
-            _labels(seq, True),
+            _labels(seq, True, ctx.lang),
             set(seq.padded_rows),
             seq.attention_mask,
             remark,

@@ -43,6 +43,7 @@ MESSAGES: dict[str, str] = {
     # == weights ==
     "weights.query_token": "  (token {index} '{label}')",
     "weights.strip_title": "keys x layers (mean over the selected heads; darker = more)",
+    "weights.strip_title_norm": "keys x layers (mean over the selected heads; darker = larger share)",
     "weights.strip_last_digit": "layers {layers}, header shows the last digit; ",
     "weights.strip_scale": "shading scale 0-{top}",
     "weights.chart_title": "weights the query mixes in",
@@ -50,30 +51,20 @@ MESSAGES: dict[str, str] = {
     "weights.partial": "{label} (to the query)",
     "weights.note_chat": "--chat: the last position ends the generation prompt; the assistant's first token is predicted here",
     "weights.note_by_word": "--by word: each word's bar is the sum of its tokens' weights",
+    "weights.note_by_word_norm": "--by word: each word's bar is the sum of its tokens' shares",
     "weights.note_mean": "mean over {layers} layer(s) x {heads} head(s)",
     "weights.note_max": "max over {layers} layer(s) x {heads} head(s): bars need not add up to 1",
     "weights.others_word": "{n} other words",
     "weights.others_token": "{n} other tokens",
     "weights.others_segment": "{n} other segments",
     "weights.chart_title_norm": "each key's share of ||weight x f(x)||, the size of what it adds (norm / sum over keys)",
-    "weights.sink": (
-        "position 0 ({label}) takes {share} of the weight: an attention sink (the first position soaks up "
-        "weight and adds little). --no-sink leaves it out; --measure norm weighs each key by the size of what it adds."
-    ),
-    "weights.sink_norm": (
-        "position 0 ({label}) still takes {share} of the norm: an attention sink even by the size of what it adds. "
-        "--no-sink leaves it out."
-    ),
+    "weights.sink": "position 0 ({label}) takes {share} of the weight; a position that takes {threshold} or more is an attention sink (the first position soaks up weight and adds little). --no-sink leaves it out; --measure norm weighs each key by the size of what it adds.",
+    "weights.sink_norm": "position 0 ({label}) still takes {share} of the norm ({threshold} or more): an attention sink even by the size of what it adds. --no-sink leaves it out.",
     "weights.hardest_title_word": "who looks hardest at each word (the head that puts the most on it)",
     "weights.hardest_title_token": "who looks hardest at each token (the head that puts the most on it)",
     "weights.hardest_title_segment": "who looks hardest at each segment (the head that puts the most on it)",
-    "weights.hardest_hint": (
-        "from the {count} rows above (no second run); position 0 and the query's own word are left out. "
-        "attnscope heads -q QUERY -k WORD ranks every head for one word."
-    ),
-    "weights.hardest_hint_segment": (
-        "from the {count} rows above (no second run); position 0 and the segment holding the query are left out."
-    ),
+    "weights.hardest_hint": "from the {count} query rows of {layers} layer(s) x {heads} head(s) (no second run); position 0 and the query's own word are left out. attnscope heads -q QUERY -k WORD ranks every head for one word.",
+    "weights.hardest_hint_segment": "from the {count} query rows of {layers} layer(s) x {heads} head(s) (no second run); position 0 and the segment holding the query are left out.",
     "weights.completeness": (
         "completeness: the sum over heads and keys of weight x f(x) equals the o_proj output at the query; "
         "max |difference| {diff} over {layers} layer(s)"
@@ -108,6 +99,7 @@ MESSAGES: dict[str, str] = {
     "mask.side.right": "right",
     "mask.with_pads": "{real} tokens + {pads} pads on the {side}",
     "mask.no_pads": "{real} tokens, no padding",
+    "mask.pad_token": "[pad]",
     "mask.sequence": "sequence {b}",
     "mask.model_check": "  model's mask, read inside the forward: ",
     "mask.mismatch": " at [query_pos, key_pos] {cells}",
@@ -138,6 +130,7 @@ MESSAGES: dict[str, str] = {
     "heads.summary": "{above} of {total} heads put more than 0.5 on the key",
     "heads.top_title": "top {n} of {total} heads by weight on the key",
     "heads.col.layer": "layer",
+    "heads.col.layer_head": "layer\\head",
     "heads.col.head": "head",
     "heads.col.kv": "kv",
     "heads.col.score": "score",
@@ -188,7 +181,7 @@ MESSAGES: dict[str, str] = {
     "info.params.config": "from the config's shapes (no weights loaded)",
     "info.params.gguf_tensors": "from the shapes of the {tensors} tensors in the file",
     "info.params.none": "not computed ({error})",
-    "info.tie_word_embeddings": "output shares the embedding",
+    "info.tie_word_embeddings": "true: the output layer reuses the embedding table; false: it has its own",
     "info.chat_template": "tokenizer has one (--chat)",
     "info.yes": "yes",
     "info.no": "no",
@@ -221,7 +214,7 @@ MESSAGES: dict[str, str] = {
     # == end trace ==
     # == explain ==
     "explain.title": "layer {layer}, head {head}: query '{q}' = token {i}",
-    "explain.kv": "KV head {kv}, shared by query heads {shared}; head_dim d = {d}, scale 1/√d = {s:.4g}",
+    "explain.kv": "KV head {kv}, shared by query heads {shared}; head_dim d = {d}, so scores are divided by √d = {root} (1/√d = {s:.4g})",
     "explain.steps": "scores_j = q·k_j for j ≤ {i};  scaled = score ÷ √d;  weights = softmax(scaled);  out = Σ w_j v_j",
     "explain.q": "q (post-RoPE)",
     "explain.cols": "j\ttoken\tk_j\tq·k_j\t÷√d\tweight\t\tcaptured",
@@ -364,7 +357,7 @@ MESSAGES: dict[str, str] = {
     "generate.selection": "Rows of {layers} layer(s) × {heads} head(s); the model has {n_layers} layers × {n_heads} heads.",
     "generate.greedy": "Greedy: each step takes the most likely token.",
     "generate.sampled": "Sampled at temperature {temperature} with seed {seed}.",
-    "generate.stop_eos": "It stopped at the end-of-answer token after {n} new token(s).",
+    "generate.stop_eos": "It stopped at the end-of-answer token, new token {n}.",
     "generate.stop_max": "It stopped at the limit of {n} new token(s).",
     "generate.prompt": "Prompt: {n} tokens.",
     "generate.answer": "Answer",
@@ -377,7 +370,7 @@ MESSAGES: dict[str, str] = {
     "generate.shares": "Share of each segment, for layers {groups}",
     "generate.sink": "(sink)",
     "generate.in_answer": "(answer)",
-    "generate.sink_note": "(sink): position 0, where heads park weight they do not need, the attention sink.",
+    "generate.sink_note": "(sink): position 0, marked only where it holds {threshold} or more of the weight: the attention sink. One explanation, a hypothesis, is that heads park weight they do not need there.",
     "generate.heads_note": "Heads on the prompt: the weight a head's row puts on the prompt's own text (not position 0, not template tokens).",
     "generate.prob_note": "prob: the token's probability in the distribution it was drawn from.",
     "generate.cached": "Every row was captured in the cached decode step that produced the token: one query, the cache's keys.",
@@ -398,6 +391,7 @@ MESSAGES: dict[str, str] = {
     "segments.col_segment": "segment",
     "segments.count_item": ": {n} tokens",
     "segments.counts": "{n} segment(s):",
+    "segments.count_sep": " · ",
     "segments.note_by_segment": "--by segment: each segment's bar is the sum of its tokens' weights, up to the query",
     # == end segments ==
     # == progress ==

@@ -65,9 +65,16 @@ def main() -> None:
         sys.stdout.write(exc.ctx.get_help() + "\n")
         raise SystemExit(0) from None
     except click_exc.UsageError as exc:
-        sys.stderr.write(f"attnscope: error: {' '.join(exc.format_message().split())} (see --help)\n")
+        from attnscope.cli.terminal import argv_lang
+        from attnscope.render.i18n import error_line
+
+        message = " ".join(exc.format_message().split())
+        sys.stderr.write(error_line(argv_lang(sys.argv[1:]), message, usage=True) + "\n")
         raise SystemExit(2) from None
     except KeyboardInterrupt:
-        sys.stderr.write("attnscope: interrupted\n")
+        from attnscope.cli.terminal import argv_lang
+        from attnscope.render.i18n import t
+
+        sys.stderr.write(t(argv_lang(sys.argv[1:]), "errors.interrupted") + "\n")
         raise SystemExit(130) from None
     raise SystemExit(code if isinstance(code, int) else 0)

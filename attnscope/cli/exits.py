@@ -16,6 +16,7 @@ import typer
 
 from attnscope.cli.terminal import Terminal
 from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.render.i18n import error_line, t
 
 T = TypeVar("T")
 
@@ -27,7 +28,7 @@ def run_mapped(terminal: Terminal, call: Callable[[], T]) -> T:
     try:
         return call()
     except AttnscopeError as exc:
-        terminal.line(f"attnscope: error: {exc.cli_message()}")
+        terminal.line(error_line(terminal.lang, exc.cli_message()))
         raise typer.Exit(int(exc.code)) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
@@ -35,20 +36,16 @@ def run_mapped(terminal: Terminal, call: Callable[[], T]) -> T:
         _silence_stdout()
         raise typer.Exit(0) from None
     except MemoryError:
-        terminal.line("attnscope: error: out of memory; try a shorter prompt, fewer layers, or --device cuda")
+        terminal.line(error_line(terminal.lang, t(terminal.lang, "errors.out_of_memory")))
         raise typer.Exit(int(ExitCode.RESOURCE)) from None
     except Exception as exc:
         if type(exc).__name__ == "OutOfMemoryError":
-            terminal.line(
-                f"attnscope: error: out of memory on the device ({exc}); try fewer layers or a shorter prompt"
-            )
+            terminal.line(error_line(terminal.lang, t(terminal.lang, "errors.out_of_memory_device", detail=exc)))
             raise typer.Exit(int(ExitCode.RESOURCE)) from None
         if os.environ.get("ATTNSCOPE_DEBUG"):
             raise
-        terminal.line(
-            f"attnscope: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]} "
-            "(set ATTNSCOPE_DEBUG=1 for the traceback)"
-        )
+        detail = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        terminal.line(t(terminal.lang, "errors.internal", detail=detail))
         raise typer.Exit(INTERNAL) from None
     finally:
         terminal.clear()

@@ -98,6 +98,18 @@ if TYPE_CHECKING:
     from attnscope.model.said import Said
 
 
+def argv_lang(argv: list[str]) -> Any:
+    """The language of a run whose options were not parsed (a usage error): ``--lang X`` or
+    ``--lang=X`` on the command line, else $ATTNSCOPE_LANG, else English."""
+    value: str | None = None
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--lang="):
+            value = arg.partition("=")[2]
+    return Terminal(value).lang
+
+
 def warning_line(warning: Any, lang: str) -> str:
     """A result's warning in words (a structured ``ResultWarning``, or an older result's sentence)."""
     if isinstance(warning, str):

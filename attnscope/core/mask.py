@@ -30,10 +30,9 @@ from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.spec import ChatSpec, one_of
 from attnscope.core.tokens import Encoded, check_length, encode_prompt
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.results.mask import PAD_LABEL
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
-from attnscope.results.mask import MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
+from attnscope.results.mask import PAD_LABEL, MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
 MAX_MISMATCHES = 50
 

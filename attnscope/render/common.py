@@ -11,7 +11,6 @@ from rich.text import Text
 from attnscope.render.i18n import Lang, device_name, t
 from attnscope.results.common import ModelInfo, ResultWarning, Token
 
-
 # Position 0 is named an attention sink only when it takes at least this share of what is shown
 # (weights' sink line, generate's "(sink)" mark): a first position with 0.09 is not a sink.
 SINK_NAMED_AT = 0.3

@@ -1,26 +1,87 @@
-"""The SVG of a result that has no picture of its own (info, tokens, explain, rope, reuse).
+"""The SVG of a result that has no picture of its own (info, tokens, explain, rope, reuse, generate).
 
-The terminal view is laid out as plain text at the given width, and each
-whitespace-separated run is drawn as its own ``<text>`` at the column where the terminal
-would put it, with a wide character (Hangul, CJK) counted as two columns. So the words
-sit where the terminal puts them, however the viewer's font measures Hangul.
+The terminal view is laid out as plain text at the given width and cut into cells: a cell is a
+run of words that the terminal separates from its neighbours by two or more spaces (a sentence
+is one cell, a table cell is one cell). Each cell is drawn as ONE ``<text>``, so the viewer's
+font lays out its letters and a Korean sentence stays whole.
+
+Where cells go: the terminal's columns become x positions measured with the figure's own text
+widths (East Asian wide characters count as an em, see ``svg.char_em``). A cell that starts at
+terminal column c starts at the x of column c, and that x is far enough right that no cell
+before it, on any line, runs into it; so cells that share a column in the terminal share it in
+the figure. A number the terminal right-aligns is anchored at its right end instead, so a
+column of numbers keeps its right edge.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from dataclasses import dataclass
 
 from rich.console import RenderableType
 
-from attnscope.render.figures.svg import FONT_SIZE, Svg
+from attnscope.render.figures.svg import FONT_SIZE, Svg, text_width
 
-COL = FONT_SIZE * 0.62  # one terminal column
 ROW_H = FONT_SIZE * 1.6
+LEFT = 14.0
+GAP = FONT_SIZE * 0.9  # the least room between two cells, about two terminal spaces
+_CELL = re.compile(r"\S+(?: \S+)*")
+_NUMBER = re.compile(r"[-+]?[\d,]*\.?\d+(?:e[-+]?\d+)?%?")
 
 
-def _cells(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+@dataclass(frozen=True)
+class Cell:
+    row: int
+    start: int  # terminal columns, wide characters counted as two
+    end: int
+    text: str
+
+    @property
+    def right_aligned(self) -> bool:
+        return bool(_NUMBER.fullmatch(self.text))
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """The terminal column the cell is anchored at: its end for a number, else its start."""
+        return (self.end, "end") if self.right_aligned else (self.start, "start")
+
+
+def _cols(text: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def cells(lines: list[str]) -> list[list[Cell]]:
+    """Each line's cells, with the terminal columns they take."""
+    out = []
+    for row, line in enumerate(lines):
+        found = []
+        for m in _CELL.finditer(line):
+            start = _cols(line[: m.start()])
+            found.append(Cell(row, start, start + _cols(m.group(0)), m.group(0)))
+        out.append(found)
+    return out
+
+
+def positions(rows: list[list[Cell]]) -> dict[tuple[int, str], float]:
+    """The x of every anchor column: far enough right for every cell before it on its line."""
+    wants: dict[tuple[int, str], list[tuple[Cell | None, Cell]]] = {}
+    for row in rows:
+        for before, cell in zip([None, *row], row, strict=False):
+            wants.setdefault(cell.key, []).append((before, cell))
+    x: dict[tuple[int, str], float] = {}
+    for key in sorted(wants, key=lambda k: (k[0], k[1] == "end")):
+        least = LEFT
+        for before, cell in wants[key]:
+            left = LEFT
+            if before is not None:
+                bx = x[before.key]
+                right = bx if before.right_aligned else bx + text_width(before.text)
+                left = right + GAP
+            least = max(least, left + (text_width(cell.text) if cell.right_aligned else 0.0))
+        x[key] = least
+    return x
 
 
 def text_figure(view: RenderableType, width: int, title: str) -> str:
@@ -28,16 +89,11 @@ def text_figure(view: RenderableType, width: int, title: str) -> str:
 
     svg = Svg(title=title)
     lines = to_text(view, width=width).rstrip("\n").split("\n")
-    for row, line in enumerate(lines):
-        y = 14 + FONT_SIZE + row * ROW_H
-        for m in re.finditer(r"\S+(?: \S+)*", line):
-            # a run of words separated by single spaces stays one <text>; wider gaps are columns
-            run = m.group(0)
-            col = _cells(line[: m.start()])
-            if all(_cells(ch) == 1 for ch in run):
-                svg.text(14 + col * COL, y, run)
-                continue
-            for w in re.finditer(r"\S+", run):
-                svg.text(14 + (col + _cells(run[: w.start()])) * COL, y, w.group(0))
-        svg._grow(14, y + ROW_H * 0.3)
+    rows = cells(lines)
+    x = positions(rows)
+    for n, row in enumerate(rows):
+        y = 14 + FONT_SIZE + n * ROW_H
+        for cell in row:
+            svg.text(x[cell.key], y, cell.text, anchor="end" if cell.right_aligned else "start")
+        svg._grow(LEFT, y + ROW_H * 0.3)
     return svg.to_string()

@@ -10,6 +10,7 @@ module has no side effects and stays cheap (no torch, no transformers, no rich).
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -269,4 +270,6 @@ class Output(OptionGroup):
             write_json(result.to_json())
         else:
             assert view is not None
-            render.console(width=self.width or print_width(view, sys.stdout.isatty())).print(view)
+            render.console(width=self.width or print_width(view, sys.stdout.isatty(), os.environ.get("COLUMNS"))).print(
+                view
+            )

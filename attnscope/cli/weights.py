@@ -276,7 +276,7 @@ def _print_result(result: Any, line: int, out: Output, ctx: Ctx) -> None:
     sys.stdout.write(f"── line {line} ──\n")
     sys.stdout.flush()
     shown = render.view(result, ctx)
-    render.console(width=out.width or print_width(shown, sys.stdout.isatty())).print(shown)
+    render.console(width=out.width or print_width(shown, sys.stdout.isatty(), os.environ.get("COLUMNS"))).print(shown)
 
 
 def _failed(first_error: AttnscopeError, first_line: int, failed: int, keep_going: bool) -> AttnscopeError:

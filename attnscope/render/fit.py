@@ -50,8 +50,10 @@ class FitColumns:
         keys: Sequence[int] = (0,),
         legend: RenderableType | None = None,
         legend_for: int = 0,
+        whole_rows: bool = False,
     ) -> None:
         self.table = table
+        self.whole_rows = whole_rows  # a row stays on one line: blocks come before wrapping a cell
         self.decoration = [set(group) for group in decoration]
         dropped = set().union(*self.decoration)
         self.keys = [k for k in keys if k not in dropped]
@@ -86,7 +88,7 @@ class FitColumns:
                     return Group(candidate, self.legend)
                 return candidate
         bare = _narrow_padding(candidate)
-        if _bounds(console, bare, wrap_headers=True)[0] <= width:
+        if _bounds(console, bare, wrap_headers=True)[1 if self.whole_rows else 0] <= width:
             return sized(console, bare, width, wrap_headers=True)
         return self._blocks(console, bare, width, dropped)
 
@@ -97,9 +99,10 @@ class FitColumns:
         rest = [i for i in range(len(kept)) if i not in keys]
         blocks: list[list[int]] = []
         current: list[int] = []
+        need = 1 if self.whole_rows else 0  # whole rows: every cell at its natural width
         for i in rest:
             trial = self._keep([*keys, *current, i], bare)
-            if current and _bounds(console, trial, True)[0] > width:
+            if current and _bounds(console, trial, True)[need] > width:
                 blocks.append(current)
                 current = [i]
             else:
@@ -289,6 +292,26 @@ def glue(label: str) -> str:
     return label.replace(" ", GLUE)
 
 
+# What a wrapped sentence never breaks inside: a short parenthesised group ("(K·V 헤드 2개)"),
+# and a formula's operator with its operands ("i + d/2번째", "f(x) = (x W_V + b_V) W_O").
+_GROUP = re.compile(r"\([^()\n]{1,40}\)")
+_OPERATOR = re.compile(r"(?<=\S) (?=[-+=×÷·≤≥<>~→/] \S)|(?<= [-+=×÷·≤≥<>~→/]) (?=\S)")
+
+
+def glue_formulas(text: str, longest: int = 40) -> str:
+    """``text`` with the spaces inside short parenthesised groups and around a formula's
+    operators glued (same length: a space becomes ``GLUE``); a glued run that would be wider
+    than ``longest`` cells stays breakable, so a narrow line never has to cut it."""
+    glued = _GROUP.sub(lambda m: m.group(0).replace(" ", GLUE), text)
+    glued = list(_OPERATOR.sub(GLUE, glued))
+    for m in re.finditer(r"[^ ]+", "".join(glued)):
+        if cell_len(m.group(0)) > longest:  # too long to keep whole: its own glue only (a label's stays)
+            for i in range(m.start(), m.end()):
+                if text[i] == " ":
+                    glued[i] = " "
+    return "".join(glued)
+
+
 class Fitted:
     """A whole view, laid out for the width: in its lines of text (a Group's Text, at any depth)
     a word wider than the line, such as a path, is shortened in the middle with ``…`` instead of
@@ -313,6 +336,10 @@ class Fitted:
 
 def _shorten_tree(console: Console, renderable: RenderableType, width: int) -> RenderableType:
     if isinstance(renderable, Text):
+        glued = glue_formulas(renderable.plain, max(10, width // 2))
+        if glued != renderable.plain:
+            renderable = renderable.copy()
+            renderable.plain = glued
         return shorten_words(console, renderable, width)
     if isinstance(renderable, Group):
         return Group(*(_shorten_tree(console, child, width) for child in renderable.renderables), fit=renderable.fit)
@@ -367,10 +394,13 @@ class Flow:
         return Measurement(min(widest, options.max_width), min(total, options.max_width))
 
 
-def print_width(renderable: RenderableType, is_terminal: bool) -> int | None:
-    """The width to print at: None on a terminal (Rich reads it), else the view's full width."""
+def print_width(renderable: RenderableType, is_terminal: bool, columns: str | None = None) -> int | None:
+    """The width to print at: None on a terminal (Rich reads it); else ``columns`` ($COLUMNS)
+    when it is set to a width of 40 or more, else the view's full width."""
     if is_terminal:
         return None
+    if columns and columns.strip().isdigit() and int(columns) >= 40:
+        return min(PIPED_MAX_WIDTH, int(columns))
     probe = Console(width=PIPED_MAX_WIDTH, color_system=None, force_terminal=False)
     natural = Measurement.get(probe, probe.options, renderable).maximum
     return max(40, min(PIPED_MAX_WIDTH, natural))

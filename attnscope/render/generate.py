@@ -124,9 +124,13 @@ def view(r: GenerateResult, ctx: Ctx) -> RenderableType:
     shown = [n for n in r.detail if 0 <= n < len(r.steps)]
     if shown:
         groups = " / ".join(_span(g) for g in r.layer_groups)
-        parts += [Text(""), Text(t(ctx.lang, "generate.where"), style="italic"), FitColumns(_where(r, shown, ctx))]
+        parts += [
+            Text(""),
+            Text(t(ctx.lang, "generate.where"), style="italic"),
+            FitColumns(_where(r, shown, ctx), keys=[0, 1], whole_rows=True),
+        ]
         parts += [Text(""), Text(t(ctx.lang, "generate.shares", groups=groups), style="italic")]
-        parts.append(FitColumns(_shares(r, shown, ctx), keys=[0, 1]))
+        parts.append(FitColumns(_shares(r, shown, ctx), keys=[0, 1], whole_rows=True))
     marked = any(_is_sink(r, s.word, s.weight) for n in shown for s in r.steps[n].top_words)
     notes = [
         "generate.prob_note",

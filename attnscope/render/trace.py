@@ -37,13 +37,13 @@ def view(r: TraceResult, ctx: Ctx) -> RenderableType:
     head.append("\n" + m["intro"], style="dim")
 
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-    # Numbers keep their width; on a narrow terminal the vector wraps between its numbers, the
-    # logit-lens tokens wrap between tokens, and what still does not fit goes to a second block.
+    # Each stage stays one line: the vector is never broken, and what does not fit beside it
+    # (the logit lens first) goes to a second block that repeats the stage.
     # hidden_states[n] is the output of layer n - 1: layers are counted from 0 in every view.
     stages = [m["embedding"] if row.layer == 0 else m["layer"].format(n=row.layer - 1) for row in r.rows]
     fixed = [
         (m["stage"], "left", max(cell_len(x) for x in stages)),
-        (m["dims"].format(n=r.dims), "left", 1 + 7 * ((r.dims + 1) // 2)),
+        (m["dims"].format(n=r.dims), "left", 1),
         (m["norm"], "right", 6),
         (m["cos"], "right", 5),
     ]
@@ -51,11 +51,10 @@ def view(r: TraceResult, ctx: Ctx) -> RenderableType:
     if cmp is not None:
         fixed.append((m["vs"].format(p=cmp.position), "right", 6))
     for name, justify, width in fixed:
-        wraps = name == m["dims"].format(n=r.dims)
-        table.add_column(name, justify=justify, no_wrap=not wraps, min_width=max(width, cell_len(name)))  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, no_wrap=True, min_width=max(width, cell_len(name)))  # type: ignore[arg-type]
     table.add_column(m["lens"].format(k=k))
     for i, row in enumerate(r.rows):
-        dims = "[" + " ".join(f"{x:+.3f}" for x in row.head_dims) + "]"
+        dims = glue("[" + " ".join(f"{x:+.3f}" for x in row.head_dims) + "]")
         cells: list[Text | str | Flow] = [
             Text(
                 stages[i],
@@ -71,7 +70,13 @@ def view(r: TraceResult, ctx: Ctx) -> RenderableType:
         cells.append(Flow([Text(tok(t)) for t in row.top], "  "))
         table.add_row(*cells)
 
-    parts: list[RenderableType] = [head, Text(""), FitColumns(table), Text(""), Text(m["lens_note"], style="dim")]
+    parts: list[RenderableType] = [
+        head,
+        Text(""),
+        FitColumns(table, whole_rows=True),
+        Text(""),
+        Text(m["lens_note"], style="dim"),
+    ]
     c = r.check
     line = m["check_ok" if c.ok else "check_bad"].format(
         model=tok(c.model, prob=False) + f" (p={c.model.prob:.2f})",

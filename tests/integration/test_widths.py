@@ -46,6 +46,7 @@ CASES = {
     **COMMANDS,
     "generate": ["generate", "민수는 사과를 샀다.", "--chat", "-n", "4", "--model", MODEL],
     "tokens-chat": ["tokens", "민수는 사과를 샀다.", "--chat", "--model", MODEL],
+    "trace-chat": ["trace", "민수는 사과를 샀다.", "--chat", "--model", MODEL],
 }
 
 # Lines a view prints only when it narrows: their words may be new at a narrow width.
@@ -210,3 +211,37 @@ def test_a_long_path_is_shortened_in_the_middle(results: dict[str, Any]) -> None
         first = text.splitlines()[0]
         assert first.startswith("/very/long/") and first.endswith("q4_k_m.gguf") and "…" in first
         assert cell_len(first) <= 60
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", ["trace", "trace-chat", "generate"])
+def test_trace_and_generate_rows_stay_whole_at_100(results: dict[str, Any], name: str, lang: Lang) -> None:
+    """At 100 columns each stage of trace and each answer token of generate is one line: a table
+    too wide goes on in a second block (its key columns repeated); no cell wraps onto a line of
+    its own and a vector is never broken."""
+    text = to_text(view(results[name], Ctx(lang=lang, width=100)), width=100)
+    lines = text.splitlines()
+    assert all(cell_len(line.rstrip()) <= 100 for line in lines)
+    assert [line for line in lines if re.match(r" {2,}\S", line)] == []  # a wrapped cell's continuation
+    assert all(line.count("[") == line.count("]") for line in lines)  # vectors whole
+
+
+def test_formulas_and_parenthesised_groups_never_break_inside(results: dict[str, Any]) -> None:
+    from attnscope.render.fit import GLUE, glue_formulas
+
+    assert glue_formulas("i + d/2번째 칸") == f"i{GLUE}+{GLUE}d/2번째 칸"
+    assert glue_formulas("(K·V 헤드 2개) 뒤") == f"(K·V{GLUE}헤드{GLUE}2개) 뒤"
+    rope = results["rope"]
+    for width in (40, 52, 60, 80, 100):
+        text = to_text(view(rope, Ctx(lang="ko", width=width)), width=width)
+        assert any("i + d/2번째" in line for line in text.splitlines()), width
+
+
+def test_piped_output_follows_columns(cli: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    res = cli("trace", SEED, "--model", str(model_dir), "--lang", "ko")  # CliRunner's stdout is not a terminal
+    assert res.exit_code == 0, res.stderr
+    assert max(cell_len(line) for line in res.stdout.splitlines()) <= 100
+    monkeypatch.setenv("COLUMNS", "160")
+    wide = cli("trace", SEED, "--model", str(model_dir), "--lang", "ko")
+    assert max(cell_len(line) for line in wide.stdout.splitlines()) > 100

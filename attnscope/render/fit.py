@@ -302,14 +302,13 @@ def glue_formulas(text: str, longest: int = 40) -> str:
     """``text`` with the spaces inside short parenthesised groups and around a formula's
     operators glued (same length: a space becomes ``GLUE``); a glued run that would be wider
     than ``longest`` cells stays breakable, so a narrow line never has to cut it."""
-    glued = _GROUP.sub(lambda m: m.group(0).replace(" ", GLUE), text)
-    glued = list(_OPERATOR.sub(GLUE, glued))
-    for m in re.finditer(r"[^ ]+", "".join(glued)):
+    chars = list(_OPERATOR.sub(GLUE, _GROUP.sub(lambda m: m.group(0).replace(" ", GLUE), text)))
+    for m in re.finditer(r"[^ ]+", "".join(chars)):
         if cell_len(m.group(0)) > longest:  # too long to keep whole: its own glue only (a label's stays)
             for i in range(m.start(), m.end()):
                 if text[i] == " ":
-                    glued[i] = " "
-    return "".join(glued)
+                    chars[i] = " "
+    return "".join(chars)
 
 
 class Fitted:

@@ -55,7 +55,7 @@ class _Formatter(string.Formatter):
 
     def format_field(self, value: object, format_spec: str) -> str:
         spec, slash, which = format_spec.partition("/")
-        text = super().format_field(value, spec)
+        text = str(super().format_field(value, spec))
         if which == "또는":  # a list of choices as Korean writes it: "en or ko" -> "en 또는 ko"
             return text.replace(" or ", " 또는 ")
         return particle(text, which) if slash else text
@@ -148,7 +148,7 @@ class Message(str):
     """A catalogue message whose ``format`` also fills particles (``{count:/로}``), as :func:`t` does."""
 
     def format(self, /, *args: object, **kwargs: object) -> str:
-        return _FORMATTER.format(self, *args, **kwargs)
+        return str(_FORMATTER.format(self, *args, **kwargs))
 
 
 def section(lang: Lang, name: str) -> dict[str, Message]:

@@ -6,6 +6,7 @@ Its words are the ``reuse`` section of the catalogues, in the language of ``ctx.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -18,7 +19,7 @@ from attnscope.render.trace import fmt
 from attnscope.results.reuse import ReuseResult
 
 
-def _timed_on(where: str, m: dict[str, str]) -> str:
+def _timed_on(where: str, m: Mapping[str, str]) -> str:
     """Where the attention was timed (the result's ``cpu, 1 thread``) in the catalogue's words
     (``CPU, 스레드 1개`` in Korean); any other device name stays as it is."""
     found = re.fullmatch(r"cpu, (\d+) threads?", where)

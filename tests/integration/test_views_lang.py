@@ -158,3 +158,13 @@ def test_warnings_follow_the_language(cli: Any, model_dir: Path) -> None:
     assert "경고: 프롬프트에 '그는' 자리가 2곳 있다." in ko.stderr
     assert en.stdout == ko.stdout  # the JSON holds the warning as a code, in no language
     assert json.loads(en.stdout)["warnings"] == [{"code": "ambiguous_query", "text": "그는", "count": 2, "value": None}]
+
+
+@pytest.mark.parametrize("args", CASES, ids=[" ".join(a[:1] + a[2:]) for a in CASES])
+def test_korean_view_uses_the_notes_words(cli: Any, model_dir: Path, args: list[str]) -> None:
+    """No term of the banned list (kept with the Korean catalogue) in any Korean view."""
+    from attnscope.render.messages.ko import BANNED
+
+    text, _ = _run(cli, model_dir, args, "ko")
+    found = [(m.group(0), use) for pattern, use in BANNED for m in re.finditer(pattern, text)]
+    assert found == []

@@ -106,3 +106,80 @@ def test_a_particle_follows_the_value_as_it_is_read() -> None:
         assert t("ko", "test.particle", value=2, n=1.5) == "ID 2로, 1.5를"
     finally:
         del i18n.catalogue("ko")["test.particle"]
+
+
+def test_the_korean_catalogue_uses_no_banned_term() -> None:
+    from attnscope.render.messages.ko import BANNED
+
+    found = [
+        (key, pattern) for key, text in catalogue("ko").items() for pattern, _ in BANNED if re.search(pattern, text)
+    ]
+    assert found == []
+
+
+def test_the_banned_list_catches_what_it_names() -> None:
+    from attnscope.render.messages.ko import BANNED
+
+    for line in (
+        "쿼리 그것을",
+        "키 사과를",
+        "캡처 값",
+        "인과 마스크",
+        "[pad]",
+        "final norm과",
+        "h8 0.35",
+        "토큰 12 '그'",
+        "음영 눈금 0~1",
+        "<- 자기 자신",
+        "바로 잡았다",
+        "돌렸다; 그리고",
+        "마스크와: 같다",
+    ):
+        assert any(re.search(p, line) for p, _ in BANNED), line
+    for line in ("토큰 28개", "토큰 ID 9", "K·V 헤드 2개", "<- 자기 자신도 포함", "KV 캐시", "H8 0.35", "위치 12"):
+        assert not any(re.search(p, line) for p, _ in BANNED), line
+
+
+@pytest.mark.parametrize(
+    "message,korean",
+    [
+        ("missing.gguf: no such file or folder", "missing.gguf: 그런 파일이나 폴더가 없다."),
+        (
+            "--layer 99 is out of range: the model has 24 layers (0-23, or -1 to -24)",
+            "--layer 99는 범위를 벗어난다. 이 모델의 레이어는 24개다(0~23, 또는 -1~-24).",
+        ),
+        (
+            "line 2: --query '바나나' is not in the prompt; its words are: 민수는 (stopped; --keep-going skips bad lines)",
+            "2번째 줄: --query '바나나'는 프롬프트에 없다. 프롬프트의 단어: 민수는 (여기서 멈췄다. --keep-going을 주면 잘못된 줄을 건너뛴다)",
+        ),
+        ("--lang 'fr': use en or ko", "--lang 'fr'은 쓸 수 없다. en 또는 ko 중 하나를 쓴다."),
+        ("Missing option '--query' / '-q'.", "'--query' / '-q' 옵션이 빠졌다."),
+        ("something nobody words", "something nobody words"),  # an unknown kind stays as it is
+    ],
+)
+def test_errors_are_worded_from_the_catalogue(message: str, korean: str) -> None:
+    from attnscope.render.i18n import error_line, error_text
+
+    assert error_text("ko", message) == korean
+    assert error_text("en", message) == message
+    assert error_line("ko", message) == "attnscope: 오류: " + korean
+    assert error_line("en", message, usage=True) == f"attnscope: error: {message} (see --help)"
+
+
+def test_every_error_kind_reads_back_its_own_english() -> None:
+    """Each English template, filled with sample values, is recognised as its own kind (or one
+    that words it the same), so no kind is hidden behind a more general one."""
+    from attnscope.render.i18n import _error_kinds, error_text
+
+    samples = {"flag": "--layer", "flags": "--size, --pad", "n": "3", "count": "2", "line": "4", "col": "5"}
+    samples |= dict.fromkeys(("last", "neg", "i", "k", "m", "limit", "total"), "7")
+    for key, _ in _error_kinds():
+        english = catalogue("en")[key]
+        fields = {f for _, f, _, _ in string.Formatter().parse(english) if f}
+        values = {f: samples.get(f, f"'v{j}'") for j, f in enumerate(sorted(fields))}
+        if "message" in values:
+            values["message"] = "the prompt is empty"
+        filled = english.format(**values)
+        if "message" in values:
+            values["message"] = "프롬프트가 비어 있다."
+        assert error_text("ko", filled) == t("ko", key, **values), key

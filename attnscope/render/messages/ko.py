@@ -162,7 +162,7 @@ MESSAGES: dict[str, str] = {
     # == end matrix ==
     # == info ==
     "info.read_from": "{model_type}, {file}에서 읽었다. 가중치는 불러오지 않았다.",
-    "info.gguf_header": " (GGUF 헤더: 메타데이터 키 {keys}개, 텐서 {tensors}개)",
+    "info.gguf_header": " (GGUF 헤더: 메타데이터 항목 {keys}개, 텐서 {tensors}개)",
     "info.num_hidden_layers": "쌓인 레이어 수",
     "info.num_attention_heads": "레이어당 Q 헤드 수",
     "info.num_key_value_heads": "레이어당 K·V 헤드 수(K·V 헤드 하나를 Q 헤드 {groups}개가 함께 쓴다)",
@@ -645,3 +645,26 @@ MESSAGES: dict[str, str] = {
     "patch.fig_scale": "회복, 눈금 0~1이다. 빨강은 0 아래다.",
     # == end patch ==
 }
+
+
+# Words and patterns no Korean view may print: the note's vocabulary has other words for them
+# (see the project's Korean guide). Each is a regular expression with the word to use instead;
+# tests/unit/test_i18n.py checks the catalogue and tests/integration/test_views_lang.py every
+# Korean view against this one list.
+BANNED: tuple[tuple[str, str], ...] = (
+    (r"쿼리", "Q"),
+    (r"(?<![가-힣])키(?=[는를가의에와도]|\s|\)|$)", "K"),
+    (r"캡처", "모델 값 (or 기록한 값)"),
+    (r"인과 마스크", "causal mask"),
+    (r"\[pad\]", "빈칸"),
+    (r"final norm|최종 norm", "마지막 norm"),
+    (r"(?<![A-Za-z_])h\d+", "헤드 N or HN"),
+    (r"(?<![A-Za-z·])KV \d", "K·V 헤드 N"),
+    (r"토큰 \d+(?:~\d+)?(?![\d개번,./~])", "위치 N"),
+    (r"음영 눈금|(?<![가-힣])범위 0~", "눈금"),
+    (r"<- 자기 자신(?!도 포함)", "<- 자기 자신도 포함"),
+    (r"바로 잡았다", "곧바로 기록했다"),
+    (r"[가-힣][)\]']?; ", "two sentences, not a semicolon"),
+    (r"rope_type default|bool 마스크|sdpa \+|\bmul\b", "Korean words"),
+    (r"와: |(?<!결)과: ", "a whole sentence"),
+)

@@ -16,7 +16,6 @@ import typer
 
 from attnscope.cli.terminal import Terminal
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.render.i18n import error_line, t
 
 T = TypeVar("T")
 
@@ -24,10 +23,13 @@ INTERNAL = 70  # EX_SOFTWARE
 
 
 def run_mapped(terminal: Terminal, call: Callable[[], T]) -> T:
-    """``call()``, with every failure turned into one stderr line and an exit status."""
+    """``call()``, with every failure turned into one stderr line and an exit status (worded in
+    the run's language; the catalogue is imported only when a run fails)."""
     try:
         return call()
     except AttnscopeError as exc:
+        from attnscope.render.i18n import error_line
+
         terminal.line(error_line(terminal.lang, exc.cli_message()))
         raise typer.Exit(int(exc.code)) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
@@ -36,9 +38,13 @@ def run_mapped(terminal: Terminal, call: Callable[[], T]) -> T:
         _silence_stdout()
         raise typer.Exit(0) from None
     except MemoryError:
+        from attnscope.render.i18n import error_line, t
+
         terminal.line(error_line(terminal.lang, t(terminal.lang, "errors.out_of_memory")))
         raise typer.Exit(int(ExitCode.RESOURCE)) from None
     except Exception as exc:
+        from attnscope.render.i18n import error_line, t
+
         if type(exc).__name__ == "OutOfMemoryError":
             terminal.line(error_line(terminal.lang, t(terminal.lang, "errors.out_of_memory_device", detail=exc)))
             raise typer.Exit(int(ExitCode.RESOURCE)) from None

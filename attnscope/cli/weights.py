@@ -31,7 +31,6 @@ from attnscope.cli.options import (
     Query,
 )
 from attnscope.cli.terminal import warning_line, write_json
-from attnscope.render.i18n import error_line
 
 if TYPE_CHECKING:
     from attnscope.core.spec import ChatSpec, QuerySpec, Selection
@@ -243,6 +242,8 @@ def _batch(
                         first_error, first_line = outcome.error, outcome.line
                     if not keep_going:
                         break
+                    from attnscope.render.i18n import error_line
+
                     out.terminal.line(error_line(out.terminal.lang, outcome.error.cli_message()))
                     continue
                 _print_result(outcome.result, outcome.line, out, ctx)

@@ -167,4 +167,4 @@ def test_render_shows_the_steps_in_both_languages(loaded):
     row = next(line for line in text.splitlines() if line.strip().startswith("0 "))
     assert f"{r.weights[0]:.4f}" in row and f"{r.scores[0]:.2f}" in row
     ko = to_text(render(r, Ctx(lang="ko")), width=140)
-    assert "레이어 1, 헤드 3: 쿼리 '그것을'" in ko and "v는 회전하지 않는다" in ko
+    assert "레이어 1, 헤드 3: Q '그것을'" in ko and "v는 회전하지 않는다" in ko

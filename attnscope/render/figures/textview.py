@@ -35,10 +35,7 @@ class Cell:
     start: int  # terminal columns, wide characters counted as two
     end: int
     text: str
-
-    @property
-    def right_aligned(self) -> bool:
-        return bool(_NUMBER.fullmatch(self.text))
+    right_aligned: bool = False  # a number, or a word in a column of right-aligned numbers
 
     @property
     def key(self) -> tuple[int, str]:
@@ -53,7 +50,9 @@ def _cols(text: str) -> int:
 
 
 def cells(lines: list[str]) -> list[list[Cell]]:
-    """Each line's cells, with the terminal columns they take."""
+    """Each line's cells, with the terminal columns they take. A number is right-aligned, and
+    so is a short word that ends where numbers end (``false`` among counts) but starts where
+    no other word does."""
     out = []
     for row, line in enumerate(lines):
         found = []
@@ -61,7 +60,16 @@ def cells(lines: list[str]) -> list[list[Cell]]:
             start = _cols(line[: m.start()])
             found.append(Cell(row, start, start + _cols(m.group(0)), m.group(0)))
         out.append(found)
-    return out
+    every = [c for row in out for c in row]
+    number_ends = {c.end for c in every if _NUMBER.fullmatch(c.text)}
+    starts = [c.start for c in every if not _NUMBER.fullmatch(c.text)]
+
+    def right(c: Cell) -> bool:
+        if _NUMBER.fullmatch(c.text):
+            return True
+        return c.end in number_ends and starts.count(c.start) == 1 and _cols(c.text) <= 12
+
+    return [[Cell(c.row, c.start, c.end, c.text, right(c)) for c in row] for row in out]
 
 
 def positions(rows: list[list[Cell]]) -> dict[tuple[int, str], float]:

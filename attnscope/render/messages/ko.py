@@ -337,7 +337,7 @@ MESSAGES: dict[str, str] = {
     "explore.sink_first": "위치 0은 자기 자신만 참고한다. 위치 0을 빼면 남는 것이 없다.",
     "explore.nojs": "이 페이지는 자바스크립트로 그린다. 자바스크립트를 켜야 어텐션이 보인다.",
     "explore.wrote": "{path}에 썼다 ({size})",
-    "explore.layer_weight": "키에 두는 비율",
+    "explore.layer_weight": "그 K에 두는 비율",
     "explore.layer_effect": "답에 미치는 영향",
     "explore.grid.effect_title": "헤드를 하나씩 끌 때 {metric}에 미치는 영향(정확한 값), 레이어와 헤드별",
     "explore.grid.effect_note": "진할수록 헤드를 끌 때 더 많이 줄어든다. 초록은 끄면 값이 오르는 헤드다.",

@@ -35,7 +35,10 @@ IMPL = "attnscope"
 AttentionInterface.register(IMPL, lambda *a, **k: _attention(*a, **k))
 AttentionMaskInterface.register(IMPL, sdpa_mask)
 
-_UNSUPPORTED_KWARGS = ("s_aux", "sinks")
+# Keywords that change the softmax and that no model we know passes; a layer that passes one is refused.
+_UNSUPPORTED_KWARGS = ("position_bias",)
+# A query block of the eager output path holds at most this many scores (fp32) at once.
+_EAGER_BLOCK = 1 << 24
 
 
 class _StopForward(Exception):
@@ -83,6 +86,27 @@ class Captured:
 _active: tuple[Request, Captured] | None = None
 
 
+def scores_to_rows(
+    scores: torch.Tensor, softcap: float | None = None, sinks: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Softmax rows from scaled scores (B, H, P, T), fp32, with -inf where a key is masked.
+
+    ``softcap``: logit soft-capping (Gemma 2), ``softcap * tanh(score / softcap)`` before
+    the mask. ``sinks``: one learned logit per head (gpt-oss's ``s_aux``), an extra softmax
+    column that is not a key; its share is left out, so a row then sums to 1 minus the
+    sink's share. A row whose every key is masked is returned as zeros, as sdpa does (with
+    sinks, the sink takes all of it).
+    """
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap  # -inf stays -inf
+    empty = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (B, H, P, 1)
+    if sinks is not None:
+        sink = sinks.float().to(scores.device).view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)  # (B, H, P, 1)
+        return torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]
+    rows = torch.softmax(scores.masked_fill(empty, 0.0), dim=-1)
+    return rows.masked_fill(empty, 0.0)
+
+
 def attention_rows(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -90,14 +114,17 @@ def attention_rows(
     scaling: float,
     mask: torch.Tensor | None,
     sliding_window: int | None = None,
+    softcap: float | None = None,
+    sinks: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Softmax rows for selected query positions, in fp32.
 
     query: (batch, head, q_len, head_dim), post-RoPE.
     key: (batch, kv_head, kv_len, head_dim), post-RoPE, one per KV head.
     positions: (batch, P) indices into q_len.
-    mask: None (plain causal), bool (batch, 1|head, q_len, kv_len) with True = attend,
-    or float additive of the same shape.
+    mask: None (plain causal, or a sliding window of ``sliding_window`` keys), bool
+    (batch, 1|head, q_len, kv_len) with True = attend, or float additive of the same shape.
+    ``softcap`` and ``sinks`` (one logit per query head): see :func:`scores_to_rows`.
     Returns (batch, head, P, kv_len). A row whose every key is masked (a padded query
     under left padding) is returned as zeros, as sdpa does.
     """
@@ -109,13 +136,16 @@ def attention_rows(
         # A decode step against a KV cache: the one query sees every key, so nothing is masked.
         q_one = query.float().view(batch, n_kv, groups, 1, head_dim)  # (B, KV, G, 1, D)
         scores = torch.einsum("bkgpd,bktd->bkgpt", q_one, key.float()) * scaling  # (B, KV, G, 1, T)
-        return torch.softmax(scores, dim=-1).reshape(batch, n_heads, 1, kv_len)
+        return scores_to_rows(scores.reshape(batch, n_heads, 1, kv_len), softcap, sinks)
     n_pos = positions.shape[1]
     idx = positions.to(query.device)[:, None, :, None].expand(batch, n_heads, n_pos, head_dim)
     q_sel = torch.gather(query, 2, idx).float()  # (B, H, P, D)
     q_sel = q_sel.view(batch, n_kv, groups, n_pos, head_dim)  # (B, KV, G, P, D): head h -> kv h // G
     scores = torch.einsum("bkgpd,bktd->bkgpt", q_sel, key.float()) * scaling  # (B, KV, G, P, T)
     scores = scores.reshape(batch, n_heads, n_pos, kv_len)  # (B, H, P, T)
+    if softcap is not None:  # capped before any mask is added, as the model does
+        scores = torch.tanh(scores / softcap) * softcap
+        softcap = None
 
     offset = kv_len - q_len  # keys before the first query (a cache)
     qpos = positions.to(query.device)[:, None, :, None] + offset  # (B, 1, P, 1)
@@ -131,9 +161,50 @@ def attention_rows(
         if m_rows.is_floating_point():
             scores = scores + m_rows.float()  # an additive mask: biases are added, masked keys forced below
         scores = scores.masked_fill(masking.forbids(m_rows), float("-inf"))
-    empty = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (B, H, P, 1)
-    rows = torch.softmax(scores.masked_fill(empty, 0.0), dim=-1)
-    return rows.masked_fill(empty, 0.0)
+    return scores_to_rows(scores, None, sinks)
+
+
+def eager_output(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None,
+    scaling: float,
+    softcap: float | None,
+    sinks: torch.Tensor | None,
+) -> torch.Tensor:
+    """The layer's attention output where sdpa cannot compute it (soft-capping, sink logits).
+
+    The model's own eager formula, one block of queries at a time so that no layer ever
+    holds all of its (head, query, key) scores: query (B, H, Q, D), key and value
+    (B, KV, T, D); returns (B, Q, H, D) in the value's dtype.
+    """
+    batch, n_heads, q_len, _ = query.shape
+    n_kv, kv_len = key.shape[1], key.shape[2]
+    groups = n_heads // n_kv
+    k = key[:, :, None].expand(batch, n_kv, groups, kv_len, key.shape[-1]).reshape(batch, n_heads, kv_len, -1)
+    v = value[:, :, None].expand(batch, n_kv, groups, kv_len, value.shape[-1]).reshape(batch, n_heads, kv_len, -1)
+    block = max(1, _EAGER_BLOCK // max(1, batch * n_heads * kv_len))
+    offset = kv_len - q_len
+    kpos = torch.arange(kv_len, device=query.device)
+    parts = []
+    for start in range(0, q_len, block):
+        stop = min(q_len, start + block)
+        if mask is None:  # plain causal: the mask builder left it out
+            qpos = torch.arange(start, stop, device=query.device)[:, None] + offset
+            block_mask = (kpos[None, :] <= qpos)[None, None].expand(batch, 1, -1, -1)  # (B, 1, P, T)
+        else:
+            block_mask = mask[:, :, start:stop]
+        scores = torch.matmul(query[:, :, start:stop].float(), k.float().transpose(2, 3)) * scaling  # (B, H, P, T)
+        if softcap is not None:
+            scores = torch.tanh(scores / softcap) * softcap
+        if block_mask.is_floating_point():
+            scores = scores + block_mask.float()
+        scores = scores.masked_fill(masking.forbids(block_mask), float("-inf"))
+        rows = scores_to_rows(scores, None, sinks).to(v.dtype)
+        parts.append(torch.matmul(rows, v))  # (B, H, P, D)
+    return torch.cat(parts, dim=2).transpose(1, 2).contiguous()  # (B, Q, H, D)
 
 
 def _attention(
@@ -144,7 +215,20 @@ def _attention(
     attention_mask: torch.Tensor | None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:
-    out, _ = sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    for name in _UNSUPPORTED_KWARGS:
+        if kwargs.get(name) is not None:
+            raise AttnscopeError(
+                f"{type(module).__name__} passes '{name}' to its attention, which changes the softmax in a way "
+                "attnscope does not reproduce",
+                ExitCode.MODEL,
+            )
+    scaling = float(kwargs.get("scaling") or query.shape[-1] ** -0.5)
+    softcap = kwargs.get("softcap")
+    sinks = kwargs.get("s_aux")
+    if softcap is None and sinks is None:
+        out, _ = sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    else:  # sdpa has neither soft-capping nor sink logits: the model's eager formula, in query blocks
+        out = eager_output(module, query, key, value, attention_mask, scaling, softcap, sinks)
     if _active is None:
         return out, None
     request, captured = _active
@@ -154,27 +238,17 @@ def _attention(
             "this model's attention modules carry no layer_idx; attnscope cannot capture them",
             ExitCode.MODEL,
         )
-    for name in _UNSUPPORTED_KWARGS:
-        if kwargs.get(name) is not None:
-            raise AttnscopeError(
-                f"this model's attention uses '{name}' (attention sinks), which attnscope does not capture",
-                ExitCode.MODEL,
-            )
     captured.seen.add(layer)
     positions = request.positions
     if positions is None:  # the last query of this call: (B, 1)
         positions = torch.full((query.shape[0], 1), query.shape[2] - 1, dtype=torch.long)
     if layer in request.layers:
-        q_in, k_in, m_in = query, key, attention_mask
+        q_in, k_in, m_in, s_in = query, key, attention_mask, sinks
         if request.heads is not None:
             q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
+            s_in = None if sinks is None else sinks[sorted(request.heads)]
         captured.rows[layer] = attention_rows(
-            q_in,
-            k_in,
-            positions,
-            float(kwargs.get("scaling") or query.shape[-1] ** -0.5),
-            m_in,
-            kwargs.get("sliding_window"),
+            q_in, k_in, positions, scaling, m_in, kwargs.get("sliding_window"), softcap, s_in
         ).cpu()
     if layer in request.norms:
         _norms(module, layer, value, out, positions, request, captured)
@@ -204,9 +278,20 @@ def _norms(
 
     o_proj = getattr(module, "o_proj", None)
     weight = getattr(o_proj, "weight", None)
-    if not isinstance(o_proj, torch.nn.Module) or not isinstance(weight, torch.Tensor):
-        raise AttnscopeError(f"{type(module).__name__} has no o_proj weight; the norm measure needs it", ExitCode.MODEL)
+    if not isinstance(o_proj, torch.nn.Linear) or not isinstance(weight, torch.Tensor):
+        raise AttnscopeError(
+            f"{type(module).__name__} has no o_proj linear layer whose input columns split per head; "
+            "the norm measure needs one",
+            ExitCode.MODEL,
+        )
     n_heads = int(weight.shape[1]) // int(value.shape[-1])
+    q_proj = getattr(module, "q_proj", None)
+    if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * int(value.shape[-1]):
+        raise AttnscopeError(
+            f"{type(module).__name__} gates each head's output (a sigmoid of the query side) before o_proj, "
+            "so what a key adds is not alpha_ij f_h(x_j) and the norm measure does not apply",
+            ExitCode.MODEL,
+        )
     captured.norms[layer] = norm.value_norms(value, weight, n_heads).cpu()  # (B, H, T)
     if layer in captured.rows and request.heads is None:
         captured.completeness[layer] = norm.completeness(captured.rows[layer], value, out, positions, o_proj)
@@ -312,8 +397,10 @@ def run(
             pass
     missing = sorted((request.layers | request.keep_qkv | request.keep_output) - captured.seen)
     if missing:
+        model_type = getattr(getattr(model, "config", None), "model_type", "?")
         raise AttnscopeError(
-            f"layers {missing} never called the attention interface; this architecture cannot be captured",
+            f"layers {', '.join(map(str, missing))} of this {model_type} model never called transformers' attention "
+            "interface (no attention weights there), so attnscope cannot capture them",
             ExitCode.MODEL,
         )
     return captured

@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from attnscope.core.common import attention_layers
 from attnscope.core.spec import ChatSpec, QuerySpec, Selection, Text
 from attnscope.core.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.core.weights import query_rows, weights_result
@@ -162,7 +163,7 @@ def run_batch(
     view = view or WeightsView()
     info = loaded.info
     selection = selection or Selection()
-    layers = selection.layer_indices(info.num_hidden_layers)
+    layers = attention_layers(info, selection.layer_indices(info.num_hidden_layers))
     heads = selection.head_indices(info.num_attention_heads)
     max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
     pending: list[_Ready] = []

@@ -13,6 +13,8 @@ from typing import Any
 import torch
 
 from attnscope.core.tokens import Encoded
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.results.common import ModelInfo
 from attnscope.results.derive import F32, f32
 
 
@@ -47,3 +49,35 @@ def pad_id(tokenizer: Any) -> int:
         if isinstance(value, int):
             return value
     return 0
+
+
+def _listed(layers: Sequence[int]) -> str:
+    return ", ".join(str(layer) for layer in layers)
+
+
+def attention_layers(info: ModelInfo, layers: Sequence[int]) -> list[int]:
+    """The selected layers that have attention weights. Linear-attention layers (a hybrid model's)
+    are left out, and the model header names them; a selection of linear layers alone is refused."""
+    linear = set(info.linear_layers())
+    kept = [layer for layer in layers if layer not in linear]
+    if not kept:
+        full = [i for i in range(info.num_hidden_layers) if i not in linear]
+        raise AttnscopeError(
+            f"{'layer' if len(layers) == 1 else 'layers'} {_listed(layers)} of this {info.model_type} model "
+            f"{'is a linear-attention layer' if len(layers) == 1 else 'are linear-attention layers'} "
+            f"(no attention weights); its attention layers are {_listed(full)}",
+            option="layer",
+        )
+    return kept
+
+
+def every_layer(info: ModelInfo, what: str) -> list[int]:
+    """All layers, for an analysis that needs every layer's rows; refused on a hybrid model."""
+    linear = info.linear_layers()
+    if linear:
+        raise AttnscopeError(
+            f"{what} needs every layer's attention weights, and layers {_listed(linear)} of this "
+            f"{info.model_type} model are linear-attention layers (no attention weights)",
+            ExitCode.MODEL,
+        )
+    return list(range(info.num_hidden_layers))

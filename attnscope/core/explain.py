@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import masking
-from attnscope.core.common import tolerance
+from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.rope import attention_module, cos_sin, project, rotate
 from attnscope.core.spec import ChatSpec, QuerySpec, one
 from attnscope.core.tokens import check_length, encode_prompt, pick_query
@@ -72,7 +72,7 @@ def explain(
     if dims < 1:
         raise AttnscopeError("dims must be at least 1", option="dims")
     info = loaded.info
-    li = one(layer, info.num_hidden_layers, "layer")
+    (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from attnscope.capture import engine
+from attnscope.core.common import every_layer
 from attnscope.core.spec import ChatSpec, QuerySpec, Text
 from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
@@ -98,7 +99,7 @@ def explore(
         raise AttnscopeError(
             f"key {key_text.text!r} comes after the query (position {query}); the query cannot see it", option="key"
         )
-    layers = list(range(info.num_hidden_layers))
+    layers = every_layer(info, "explore")
     end = max(stored) + 1
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
     request = engine.Request(positions=torch.tensor([stored]), layers=frozenset(layers))

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.common import as_array
+from attnscope.core.common import as_array, attention_layers
 from attnscope.core.precheck import check_settings
 from attnscope.core.segments import prompt_segments, segmented
 from attnscope.core.spec import ChatSpec, Selection
@@ -290,7 +290,7 @@ def generate(
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     selection = selection or Selection()
     info = loaded.info
-    layers = selection.layer_indices(info.num_hidden_layers)
+    layers = attention_layers(info, selection.layer_indices(info.num_hidden_layers))
     heads = selection.head_indices(info.num_attention_heads)
     check_room(len(enc.ids), max_new_tokens, getattr(loaded.model.config, "max_position_embeddings", None))
     decoded = decode(

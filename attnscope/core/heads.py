@@ -13,7 +13,7 @@ from typing import get_args
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.common import as_array
+from attnscope.core.common import as_array, every_layer
 from attnscope.core.spec import ChatSpec, Text, one_of
 from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span
 from attnscope.errors import AttnscopeError
@@ -40,7 +40,7 @@ def head_rows_measured(
     ids = torch.tensor([enc.ids])  # (1, T)
     mask = torch.ones_like(ids)
     positions = torch.tensor([span])  # (1, P)
-    layers = frozenset(range(loaded.info.num_hidden_layers))
+    layers = frozenset(every_layer(loaded.info, "heads"))
     norms = layers if measure == "norm" else frozenset()
     got = engine.run(loaded.model, ids, mask, engine.Request(positions=positions, layers=layers, norms=norms))
     engine.check_finite(got.rows)

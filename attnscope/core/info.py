@@ -17,7 +17,16 @@ from types import SimpleNamespace
 from typing import Any, Literal, cast
 
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.model import REQUIRED, SUPPORTED_MODEL_TYPES, has_chat_template, read_config, read_gguf_header, resolve
+from attnscope.model import (
+    REQUIRED,
+    TESTED_MODEL_TYPES,
+    check_config,
+    has_chat_template,
+    layer_kinds,
+    read_config,
+    read_gguf_header,
+    resolve,
+)
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult, KVGroup
 
 
@@ -63,6 +72,8 @@ def info_from_gguf(path: Path) -> InfoResult:
         embd = header.tensors.get("token_embd.weight")
         vocab = max(embd) if embd else 0
     params = sum(_numel(s) for s in header.tensors.values())
+    window = meta.get(f"{arch}.attention.sliding_window")
+    window = window if isinstance(window, int) and window > 0 else None
     tied: bool | None = "output.weight" not in header.tensors
     separate = None
     if not tied and "token_embd.weight" in header.tensors:
@@ -84,6 +95,8 @@ def info_from_gguf(path: Path) -> InfoResult:
         rope_theta=float(theta) if isinstance(theta, (int, float)) else None,
         max_position_embeddings=meta.get(f"{arch}.context_length"),
         vocab_size=int(vocab),
+        layer_kinds=["sliding" if window else "full"] * layers,
+        sliding_window=window,
         num_parameters=params,
         num_parameters_from="gguf_tensors",
         separate_output_weight=separate,
@@ -129,15 +142,30 @@ def count_parameters(doc: dict[str, Any]) -> int:
     return sum(p.numel() for p in model.parameters())  # tied weights are counted once
 
 
+def _config_object(spec: str, doc: dict[str, Any]) -> Any:
+    """The transformers config class's view of a config.json (its defaults filled in)."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.for_model(**doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+
+
+def _window(kinds: list[str], window: Any) -> int | None:
+    return window if "sliding" in kinds and isinstance(window, int) and window > 0 else None
+
+
 def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | None = None) -> InfoResult:
     doc = read_config(spec, kind, revision)
     model_type = str(doc.get("model_type", ""))
-    if model_type not in SUPPORTED_MODEL_TYPES:
-        raise AttnscopeError(
-            f"{spec}: attnscope does not capture {model_type!r} attention; supported: {', '.join(SUPPORTED_MODEL_TYPES)}",
-            ExitCode.MODEL,
-        )
     text = doc.get("text_config", doc)
+    kinds = layer_kinds(text) if isinstance(text, dict) else []
+    if model_type not in TESTED_MODEL_TYPES or ("layer_types" not in text and "sliding_window_pattern" in text):
+        # An untested family, or layer kinds that only its config class can spell out: ask transformers.
+        config = _config_object(spec, doc)
+        check_config(config, spec)
+        kinds = layer_kinds(getattr(config, "text_config", config).to_dict())
     missing = [k for k in REQUIRED if not isinstance(text.get(k), int)]
     if missing:
         raise AttnscopeError(f"{spec}: config.json has no {', '.join(missing)}", ExitCode.MODEL)
@@ -170,6 +198,8 @@ def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | 
         rope_theta=float(theta) if isinstance(theta, (int, float)) else None,
         max_position_embeddings=text.get("max_position_embeddings"),
         vocab_size=int(text["vocab_size"]),
+        layer_kinds=kinds,
+        sliding_window=_window(kinds, text.get("sliding_window")),
         num_parameters=params,
         num_parameters_from="none" if params is None else "config",
         num_parameters_error=error,

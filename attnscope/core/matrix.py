@@ -18,7 +18,7 @@ from typing import Literal, get_args
 import torch
 
 from attnscope.capture import engine, memory
-from attnscope.core.common import as_array
+from attnscope.core.common import as_array, attention_layers
 from attnscope.core.spec import ChatSpec, one, one_of
 from attnscope.core.tokens import Encoded, check_length, encode_prompt
 from attnscope.errors import AttnscopeError
@@ -109,7 +109,7 @@ def matrix(
     by = one_of(by, get_args(By), "by")
     measure = one_of(measure, get_args(Measure), "measure")
     info = loaded.info
-    layer_i = one(layer, info.num_hidden_layers, "layer")
+    (layer_i,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     head_i = one(head, info.num_attention_heads, "head")
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     n = len(enc.ids)

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.common import tolerance
+from attnscope.core.common import every_layer, tolerance
 from attnscope.core.tokens import check_length, encode, readable
 from attnscope.core.trace import vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
@@ -221,7 +221,7 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> Reuse
     joint = list(tokenizer(text)["input_ids"])
     tokens, _ = readable(tokenizer, text, ids)
     n_prefix = len(pre.ids)
-    n_layers = loaded.info.num_hidden_layers
+    n_layers = len(every_layer(loaded.info, "reuse"))
 
     prefix_run = _capture_all(model, pre.ids, n_prefix, n_layers)
     full_run = _capture_all(model, ids, n_prefix, n_layers)

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
+from attnscope.core.common import every_layer
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
@@ -122,7 +123,7 @@ def patterns(loaded: Loaded, ids: list[int]) -> torch.Tensor:
     """(L, H, T, T) fp32: every layer's full attention pattern for one sequence."""
     input_ids = torch.tensor([ids])  # (1, T)
     n = len(ids)
-    layers = range(loaded.info.num_hidden_layers)
+    layers = every_layer(loaded.info, "roles")
     got = engine.run(
         loaded.model,
         input_ids,

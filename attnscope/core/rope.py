@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.common import tolerance
+from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.spec import one
 from attnscope.core.tokens import check_length, encode
 from attnscope.errors import AttnscopeError, ExitCode
@@ -254,7 +254,7 @@ def rope(
     if pos < 0:
         raise AttnscopeError(f"pos {pos}: a position is 0 or more", option="pos")
     shifts = _positive_shifts(deltas)
-    li = one(layer, info.num_hidden_layers, "layer")
+    (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")
     table = pairs(theta, head_dim, pos)
     inv_diff = _inv_freq_diff(model, table)

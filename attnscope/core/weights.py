@@ -16,7 +16,7 @@ from typing import get_args
 import torch
 
 from attnscope.capture import engine
-from attnscope.core.common import as_array, pad_batch, pad_id
+from attnscope.core.common import as_array, attention_layers, pad_batch, pad_id
 from attnscope.core.segments import prompt_segments
 from attnscope.core.spec import ChatSpec, QuerySpec, Selection, one_of
 from attnscope.core.tokens import Encoded, check_length, encode_prompt, pick_query
@@ -114,6 +114,7 @@ def weights_result(
         hardest=numbers.hardest,
         segments=prompt_segments(enc.segments, len(enc.tokens)),
         template=enc.template,
+        learned_sink=(1.0 - raw.sum(dim=-1)).clamp_min(0.0).tolist() if info.sink_logits else [],
     )
 
 
@@ -137,7 +138,7 @@ def weights(
     measure = one_of(measure, get_args(Measure), "measure")
     selection = selection or Selection()
     info = loaded.info
-    layers = selection.layer_indices(info.num_hidden_layers)
+    layers = attention_layers(info, selection.layer_indices(info.num_hidden_layers))
     heads = selection.head_indices(info.num_attention_heads)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))

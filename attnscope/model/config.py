@@ -3,12 +3,14 @@
 ``model_shape`` resolves a model reference and reads its layer and head counts without
 torch, so bad selections are refused before anything heavy is imported. ``read_config``
 and ``has_chat_template`` read a hub id's or a folder's config and tokenizer files for
-``info``. ``check_config`` refuses a config whose attention attnscope cannot capture.
+``info``. ``check_config`` refuses a config whose attention attnscope cannot capture, and
+``layer_kinds`` says what each layer's attention is (full, a sliding window, linear).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,32 +20,72 @@ from attnscope.model import hub
 from attnscope.model.gguf_header import read_gguf_header
 from attnscope.model.reference import resolve
 
-# Architectures whose attention goes through transformers' AttentionInterface with
-# the same (query, key, value, mask, scaling) contract as Qwen2.
-SUPPORTED_MODEL_TYPES = ("qwen2", "qwen3", "llama", "mistral", "qwen2_moe", "qwen3_moe", "olmo2", "gemma")
+# The model types tests/integration/test_families.py checks against eager attention (docs/models.md
+# lists them). Support does not depend on this list: it only lets ``info`` and the GGUF header check
+# skip importing transformers for them.
+TESTED_MODEL_TYPES = (
+    *("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "qwen3_5_text"),
+    *("llama", "mistral", "ministral", "smollm3", "gemma", "gemma2", "gemma3_text", "phi3", "glm4"),
+    *("olmo2", "olmo3", "granite", "cohere", "starcoder2", "gpt_oss", "exaone4"),
+)
 REQUIRED = ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size")
+
+# How a config's layer_types name a layer's attention, in attnscope's words.
+_KINDS = {"full_attention": "full", "sliding_attention": "sliding", "linear_attention": "linear"}
+LayerKind = str  # "full", "sliding" (a window of sliding_window keys) or "linear" (no attention weights)
+
+
+def layer_kinds(text: Mapping[str, Any]) -> list[LayerKind]:
+    """Each layer's attention, from a config's (text) fields: its ``layer_types`` where it has
+    them, else a sliding window on every layer when ``sliding_window`` is set and not switched
+    off by ``use_sliding_window``, else full attention everywhere."""
+    n = text.get("num_hidden_layers")
+    if not isinstance(n, int) or n <= 0:
+        return []
+    types = text.get("layer_types")
+    if isinstance(types, list) and len(types) == n:
+        return [_KINDS.get(str(kind), str(kind)) for kind in types]
+    window = text.get("sliding_window")
+    sliding = isinstance(window, int) and window > 0 and text.get("use_sliding_window", True) is not False
+    return ["sliding" if sliding else "full"] * n
+
+
+def attention_source(model_class: type) -> bool:
+    """Whether the modeling module of ``model_class`` runs its attention through transformers'
+    attention interface (the way transformers itself tells, from the module's source)."""
+    import inspect
+    import sys
+
+    module = sys.modules.get(model_class.__module__)
+    try:
+        return module is not None and "ALL_ATTENTION_FUNCTIONS.get_interface(" in inspect.getsource(module)
+    except (OSError, TypeError):
+        return False
 
 
 def check_config(config: Any, name: str) -> None:
-    """Refuse a transformers config that is not a causal LM, or whose attention is not supported."""
+    """Refuse a transformers config that is not a causal LM, or whose layers never call
+    transformers' attention interface (the one place attnscope reads attention from)."""
     from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
 
     model_type = getattr(config, "model_type", "?")
     # BERT, RoBERTa, Whisper... are registered for causal LM only as decoders; a saved
     # encoder (architectures: BertModel, BertForMaskedLM) is not one.
     archs = list(getattr(config, "architectures", None) or [])
-    encoder_only = (
-        model_type not in SUPPORTED_MODEL_TYPES
-        and bool(archs)
-        and not any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
-    )
+    encoder_only = bool(archs) and not any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
     if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or encoder_only:
         what = f" ({', '.join(archs)})" if archs else ""
         raise AttnscopeError(f"{name}: a {model_type!r} model{what} is not a causal language model", ExitCode.MODEL)
-    if model_type not in SUPPORTED_MODEL_TYPES:
+    if not attention_source(MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]):
         raise AttnscopeError(
-            f"{name}: attnscope does not capture {model_type!r} attention; supported: "
-            f"{', '.join(SUPPORTED_MODEL_TYPES)}",
+            f"{name}: a {model_type!r} model does not run its attention through transformers' attention "
+            "interface, so attnscope cannot capture it",
+            ExitCode.MODEL,
+        )
+    kinds = layer_kinds(config.to_dict())
+    if kinds and all(kind == "linear" for kind in kinds):
+        raise AttnscopeError(
+            f"{name}: every layer of this {model_type!r} model is a linear-attention layer (no attention weights)",
             ExitCode.MODEL,
         )
 

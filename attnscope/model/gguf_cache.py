@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.model.config import SUPPORTED_MODEL_TYPES, check_config
+from attnscope.model.config import TESTED_MODEL_TYPES, attention_source, check_config
 from attnscope.model.gguf_header import read_gguf_header
 from attnscope.model.reference import cache_root
 from attnscope.model.said import Progress, Said, noop
@@ -162,10 +162,16 @@ def _check_gguf_architecture(path: Path) -> None:
     if not isinstance(arch, str):
         return
     model_type = arch[: -len("moe")] + "_moe" if arch.endswith("moe") else arch  # GGUF's qwen2moe is qwen2_moe
-    if model_type not in SUPPORTED_MODEL_TYPES:
+    if model_type in TESTED_MODEL_TYPES:
+        return
+    from transformers import CONFIG_MAPPING, MODEL_FOR_CAUSAL_LM_MAPPING
+
+    config_class = CONFIG_MAPPING[model_type] if model_type in CONFIG_MAPPING else None
+    model_class = MODEL_FOR_CAUSAL_LM_MAPPING.get(config_class, None) if config_class is not None else None
+    if model_class is None or not attention_source(model_class):
         raise AttnscopeError(
-            f"{path}: attnscope does not capture {arch!r} attention (the GGUF's general.architecture); "
-            f"supported: {', '.join(SUPPORTED_MODEL_TYPES)}",
+            f"{path}: a {arch!r} model (the GGUF's general.architecture) does not run its attention through "
+            "transformers' attention interface, so attnscope cannot capture it",
             ExitCode.MODEL,
         )
 

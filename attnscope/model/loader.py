@@ -16,7 +16,7 @@ from typing import Any
 
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import hub
-from attnscope.model.config import check_config, model_shape
+from attnscope.model.config import check_config, layer_kinds, model_shape
 from attnscope.model.gguf_cache import converted
 from attnscope.model.said import Progress, Said, noop
 from attnscope.model.tokenizer import check_vocab
@@ -143,7 +143,13 @@ def load(
         config = AutoConfig.from_pretrained(path, **options)
         check_config(config, spec)
         tokenizer = check_vocab(AutoTokenizer.from_pretrained(path, **options), spec)
-        kwargs: dict[str, Any] = {"dtype": torch_dtype, "attn_implementation": "sdpa", **options}
+        # sdpa where the family supports it; eager otherwise (soft-capping, sink logits). The
+        # capture switches either to its own attention before any forward.
+        from transformers import MODEL_FOR_CAUSAL_LM_MAPPING
+
+        model_class = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
+        impl = "sdpa" if getattr(model_class, "_supports_sdpa", False) else "eager"
+        kwargs: dict[str, Any] = {"dtype": torch_dtype, "attn_implementation": impl, **options}
         if device_map is not None:
             kwargs["device_map"] = device_map
         net = AutoModelForCausalLM.from_pretrained(path, **kwargs)
@@ -165,6 +171,15 @@ def load(
         device=str(next(net.parameters()).device) if device_map is None else f"device_map={device_map}",
         model_type=str(cfg.model_type),
         head_dim=int(head_dim),
+        layer_kinds=layer_kinds(cfg.to_dict()),
+        sliding_window=_window(cfg),
+        sink_logits=any(name.endswith("self_attn.sinks") for name, _ in net.named_parameters()),
     )
     progress(Said.of("loaded", seconds=f"{time.perf_counter() - t0:.1f}", device=info.device, dtype=dtype_name))
     return Loaded(model=net, tokenizer=tokenizer, info=info, source=kind, path=path)
+
+
+def _window(config: Any) -> int | None:
+    """The sliding window of a config whose layers have one, in keys."""
+    window = getattr(config, "sliding_window", None)
+    return window if isinstance(window, int) and window > 0 and "sliding" in layer_kinds(config.to_dict()) else None

@@ -37,8 +37,9 @@ def ranges(lang: Lang, values: list[int]) -> str:
 
 
 def model_line(lang: Lang, m: ModelInfo) -> Text:
-    """The model header every view prints: id, layers, heads, KV heads, precision and device."""
-    return Text(
+    """The model header every view prints: id, layers, heads, KV heads, precision and device,
+    and a hybrid model's linear-attention layers (never captured) on a second line."""
+    line = Text(
         t(
             lang,
             "common.model",
@@ -51,6 +52,10 @@ def model_line(lang: Lang, m: ModelInfo) -> Text:
         ),
         style="dim",
     )
+    linear = m.linear_layers()
+    if linear:
+        line.append("\n" + t(lang, "common.linear_layers", layers=ranges(lang, linear)), style="dim")
+    return line
 
 
 def token_span(lang: Lang, tokens: list[Token], indices: list[int]) -> str:

@@ -9,8 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx
+from attnscope.render.common import ranges
 from attnscope.render.fit import Fitted, TableOr
-from attnscope.render.i18n import t
+from attnscope.render.i18n import Lang, t
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult
 
 
@@ -20,6 +21,20 @@ def _num(value: int | float | None) -> str:
     if isinstance(value, float):
         return f"{value:,.0f}" if value.is_integer() else f"{value:g}"
     return f"{value:,}"
+
+
+def _kinds(r: InfoResult, lang: Lang) -> Text:
+    """Which layers have full attention, a sliding window, or linear attention (never captured)."""
+    line = Text(t(lang, "info.layer_kinds"), style="dim")
+    parts = []
+    for kind in ("full", "sliding", "linear"):
+        layers = [i for i, k in enumerate(r.layer_kinds) if k == kind]
+        if layers:
+            parts.append(t(lang, f"info.kind.{kind}", layers=ranges(lang, layers), window=r.sliding_window))
+    other = sorted({k for k in r.layer_kinds if k not in ("full", "sliding", "linear")})
+    parts += [f"{k} {ranges(lang, [i for i, x in enumerate(r.layer_kinds) if x == k])}" for k in other]
+    line.append("; ".join(parts) if parts else "-")
+    return line
 
 
 def view(r: InfoResult, ctx: Ctx) -> RenderableType:
@@ -72,7 +87,8 @@ def view(r: InfoResult, ctx: Ctx) -> RenderableType:
     attention = Text(t(lang, "info.attention"), style="dim")
     ours = r.attn_implementation == ATTN_IMPLEMENTATION
     attention.append(t(lang, "info.attn_attnscope") if ours else r.attn_implementation)
-    parts: list[RenderableType] = [head, Text(""), TableOr(table, Group(*stacked)), attention, Text("")]
+    parts: list[RenderableType] = [head, Text(""), TableOr(table, Group(*stacked)), attention]
+    parts += [_kinds(r, lang), Text("")]
     parts += [Text(t(lang, "info.gqa_title"), style="bold"), gqa]
     notes = []
     if r.separate_output_weight is not None:

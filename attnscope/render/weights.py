@@ -119,6 +119,15 @@ def chart_table(chart: Chart, lang: Lang, r: WeightsResult, title: str | None = 
     return table
 
 
+def learned_sink_line(r: WeightsResult, lang: Lang) -> Text | None:
+    """A model with learned sink logits: the share of the rows they take, which no key gets."""
+    if not r.learned_sink:
+        return None
+    shares = [share for layer in r.learned_sink for share in layer]
+    mean = sum(shares) / len(shares)
+    return Text(t(lang, "weights.learned_sink", mean=f"{mean:.2f}", top=f"{max(shares):.2f}"), style="yellow")
+
+
 def sink_words(r: WeightsResult, lang: Lang) -> str | None:
     """Name the attention sink when position 0 takes the most and at least ``SINK_NAMED_AT`` of
     the weight, and say where to look instead (the terminal view and the figure say the same)."""
@@ -239,7 +248,7 @@ def view(r: WeightsResult, ctx: Ctx) -> RenderableType:
         if len(r.layers) * len(r.heads) > 1:
             title += f" ({t(lang, f'common.{r.view.agg}')})"
         parts += [Text(title), FitColumns(chart_table(r.chart, lang, r), [[2]])]  # narrow: no bar
-    for line in (sink_line(r, lang), completeness_line(r, lang)):
+    for line in (sink_line(r, lang), learned_sink_line(r, lang), completeness_line(r, lang)):
         if line is not None:
             parts.append(line)
     long_prompt = len(shown_keys(r, r.chart.bars)) < len(r.chart.bars)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 
@@ -46,6 +46,15 @@ class ModelInfo:
     device: str
     model_type: str = ""
     head_dim: int = 0
+    # each layer's attention: "full", "sliding" (a window of sliding_window keys) or "linear" (a
+    # linear-attention layer: no attention weights, never captured); empty in documents saved before
+    layer_kinds: list[str] = field(default_factory=list)
+    sliding_window: int | None = None  # the window of the "sliding" layers, in keys
+    sink_logits: bool = False  # the attention has a learned sink logit per head: rows sum to 1 minus its share
+
+    def linear_layers(self) -> list[int]:
+        """The linear-attention layers: attnscope captures no rows there."""
+        return [i for i, kind in enumerate(self.layer_kinds) if kind == "linear"]
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,7 @@ class InfoResult(Result):
     separate_output_weight: int | None = None  # GGUF: output.weight stored apart from token_embd.weight (its size)
     tokenizer_unread: bool = False  # the tokenizer files could not be read, so chat_template is reported absent
     warnings: list[ResultWarning] = field(default_factory=list)
+    # each layer's attention: "full", "sliding" (a window of sliding_window keys) or "linear"
+    # (a linear-attention layer: no attention weights, so attnscope captures nothing there)
+    layer_kinds: list[str] = field(default_factory=list)
+    sliding_window: int | None = None  # the window of the "sliding" layers, in keys; null when none

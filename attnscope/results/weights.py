@@ -104,3 +104,7 @@ class WeightsResult(Result):
     # every token's origin: a chat prompt's segments (template, system, each turn), or one "prompt" segment
     segments: list[Segment] = field(default_factory=list)
     template: ChatTemplate | None = None  # chat prompts: what the chat template did; None for a plain prompt
+    # [len(layers)][len(heads)]: the share of each row taken by the head's learned sink logit (models whose
+    # attention has one, e.g. gpt-oss: an extra softmax column that is no key); the row's weights sum to 1
+    # minus it. Empty for models without sink logits.
+    learned_sink: list[list[float]] = field(default_factory=list)

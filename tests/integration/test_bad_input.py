@@ -134,20 +134,20 @@ def bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from transformers import GPT2Config, GPT2LMHeadModel
+def bloom_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import BloomConfig, BloomForCausalLM
 
-    path = tmp_path_factory.mktemp("tiny-gpt2")
+    path = tmp_path_factory.mktemp("tiny-bloom")
     tok = tiny.train_tokenizer()
-    config = GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, bos_token_id=0, eos_token_id=0)
-    GPT2LMHeadModel(config).save_pretrained(path)
+    config = BloomConfig(vocab_size=len(tok), hidden_size=16, n_layer=1, n_head=2, bos_token_id=0, eos_token_id=0)
+    BloomForCausalLM(config).save_pretrained(path)
     tok.save_pretrained(path)
     return path
 
 
 def test_info_refuses_an_uncapturable_model(cli: Any, bert_dir: Path) -> None:
     res = cli("info", "--model", str(bert_dir))
-    one_error(res, ExitCode.MODEL, "attnscope does not capture 'bert' attention")
+    one_error(res, ExitCode.MODEL, "a 'bert' model (BertModel) is not a causal language model")
 
 
 def test_not_a_causal_lm(cli: Any, bert_dir: Path) -> None:
@@ -155,9 +155,13 @@ def test_not_a_causal_lm(cli: Any, bert_dir: Path) -> None:
     one_error(res, ExitCode.MODEL, "a 'bert' model (BertModel) is not a causal language model")
 
 
-def test_attention_that_cannot_be_captured(cli: Any, gpt2_dir: Path) -> None:
-    res = cli("weights", SEED, "--model", str(gpt2_dir))
-    one_error(res, ExitCode.MODEL, "attnscope does not capture 'gpt2' attention; supported: qwen2")
+@pytest.mark.parametrize("command", ["weights", "info"])
+def test_attention_that_cannot_be_captured(cli: Any, bloom_dir: Path, command: str) -> None:
+    # bloom computes its attention itself, never through transformers' attention interface
+    res = cli(command, *([SEED] if command == "weights" else []), "--model", str(bloom_dir))
+    one_error(
+        res, ExitCode.MODEL, "a 'bloom' model does not run its attention through transformers' attention interface"
+    )
 
 
 @pytest.mark.parametrize("spec", ["./no-such-folder", "no-such-model.gguf", "/nowhere/at/all", "a/b/c"])

@@ -14,6 +14,7 @@ MESSAGES: dict[str, str] = {
     "common.runs_sep": ",",
     "common.device.cpu": "cpu",
     "common.model": "model {id}  {layers} layers, {heads} heads / {kv_heads} KV heads, {dtype} on {device}",
+    "common.linear_layers": "layers {layers} are linear-attention layers (no attention weights): not captured",
     "common.query": "query",
     "common.key": "key",
     "common.token_span": "token {where}: {labels}",
@@ -59,6 +60,10 @@ MESSAGES: dict[str, str] = {
     "weights.others_segment": "{n} other segments",
     "weights.chart_title_norm": "each key's share of ||weight x f(x)||, the size of what it adds (norm / sum over keys)",
     "weights.sink": "position 0 ({label}) takes {share} of the weight; a position that takes {threshold} or more is an attention sink (the first position soaks up weight and adds little). --no-sink leaves it out; --measure norm weighs each key by the size of what it adds.",
+    "weights.learned_sink": (
+        "this model's heads have a learned sink logit (a softmax column that is no key): it takes {mean} of "
+        "each row on average (up to {top}), so the keys' weights sum to 1 minus that."
+    ),
     "weights.sink_norm": "position 0 ({label}) still takes {share} of the norm ({threshold} or more): an attention sink even by the size of what it adds. --no-sink leaves it out.",
     "weights.hardest_title_word": "who looks hardest at each word (the head that puts the most on it)",
     "weights.hardest_title_token": "who looks hardest at each token (the head that puts the most on it)",
@@ -189,6 +194,10 @@ MESSAGES: dict[str, str] = {
     "info.shared_by": "query heads that share it",
     "info.attention": "attention  ",
     "info.attn_attnscope": "attnscope: sdpa + exact fp32 rows",
+    "info.layer_kinds": "per layer  ",
+    "info.kind.full": "full attention {layers}",
+    "info.kind.sliding": "sliding window of {window} keys {layers}",
+    "info.kind.linear": "linear attention {layers} (no attention weights: not captured)",
     "info.gqa_title": "GQA grouping: which query heads share each KV head",
     "info.note_output_weight": "the count includes output.weight ({n}), stored apart from token_embd.weight in this file",
     "info.note_tokenizer_unread": "the tokenizer files could not be read, so the chat template is reported as absent",

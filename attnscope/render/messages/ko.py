@@ -14,6 +14,7 @@ MESSAGES: dict[str, str] = {
     "common.runs_sep": ", ",
     "common.device.cpu": "CPU",
     "common.model": "모델 {id}: 레이어 {layers}개, 헤드 {heads}개(K·V 헤드 {kv_heads}개), {dtype}, {device}. 레이어 번호는 0부터 센다(노트의 레이어 1이 여기서는 레이어 0이다).",
+    "common.linear_layers": "레이어 {layers}는 선형 어텐션 레이어라 어텐션 비율이 없다. 그 레이어는 보여 주지 않는다.",
     "common.query": "Q",
     "common.key": "K",
     "common.token_span": "위치 {where}: {labels}",
@@ -59,6 +60,10 @@ MESSAGES: dict[str, str] = {
     "weights.others_segment": "나머지 구간 {n}개",
     "weights.chart_title_norm": "K마다 ‖비율 × f(x)‖가 차지하는 몫. 실제로 더하는 벡터의 크기로 잰 값이다(노름을 모든 K의 노름 합으로 나눈다).",
     "weights.sink": "위치 0({label})이 비율의 {share:/을} 가져간다. 한 위치가 {threshold} 이상을 가져가면 어텐션 싱크, 곧 첫 위치에 비율이 몰리는 현상이라고 부른다. --no-sink는 위치 0을 빼고 다시 나누고, --measure norm은 K마다 더하는 벡터의 크기로 잰다.",
+    "weights.learned_sink": (
+        "이 모델의 헤드에는 학습된 싱크 로짓이 있다(K가 아닌 softmax 열이다). 행마다 평균 {mean}, 많게는 {top}을 "
+        "가져가므로 K의 비율을 더하면 1에서 그만큼 모자란다."
+    ),
     "weights.sink_norm": "노름으로 재도 위치 0({label})이 {share:/을} 가져간다. 더하는 벡터의 크기로 봐도 어텐션 싱크다({threshold} 이상). --no-sink는 위치 0을 뺀다.",
     "weights.hardest_title_word": "단어마다 가장 많이 보는 헤드(그 단어에 준 몫이 가장 큰 헤드)",
     "weights.hardest_title_token": "토큰마다 가장 많이 보는 헤드(그 토큰에 준 몫이 가장 큰 헤드)",
@@ -183,6 +188,10 @@ MESSAGES: dict[str, str] = {
     "info.shared_by": "함께 쓰는 Q 헤드",
     "info.attention": "어텐션  ",
     "info.attn_attnscope": "attnscope: sdpa로 계산하고, 비율 행은 fp32로 정확히 다시 구한다",
+    "info.layer_kinds": "레이어별  ",
+    "info.kind.full": "전체 어텐션 {layers}",
+    "info.kind.sliding": "슬라이딩 윈도(K {window}개) {layers}",
+    "info.kind.linear": "선형 어텐션 {layers}(어텐션 비율이 없어 보여 주지 않는다)",
     "info.gqa_title": "GQA 묶음: K·V 헤드마다 함께 쓰는 Q 헤드",
     "info.note_output_weight": "개수에는 이 파일에서 token_embd.weight와 따로 저장된 output.weight({n})가 들어 있다.",
     "info.note_tokenizer_unread": "토크나이저 파일을 읽지 못해서 채팅 템플릿을 없다고 적었다.",

@@ -30,7 +30,7 @@ from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.rope import attention_module, cos_sin, project, rotate
 from attnscope.core.spec import ChatSpec, QuerySpec, one
 from attnscope.core.tokens import check_length, encode_prompt, pick_query
-from attnscope.errors import AttnscopeError
+from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.explain import Check, ExplainResult, RopeEvidence
@@ -79,6 +79,15 @@ def explain(
     warnings: list[ResultWarning] = []
     q_sel = pick_query(enc, query, warnings)
     i = q_sel.index
+    attn = attention_module(loaded.model, li, "explain")
+    if getattr(attn, "attn_logit_softcapping", None) is not None or isinstance(
+        getattr(attn, "sinks", None), torch.Tensor
+    ):
+        raise AttnscopeError(
+            f"explain writes the softmax over the keys alone, and layer {li} of this {info.model_type} model "
+            "changes it (logit soft-capping or a learned sink logit); weights and matrix show its exact rows",
+            ExitCode.MODEL,
+        )
     proj = project(loaded.model, enc.ids, li, [i])
     n_heads, n_kv = proj.q.shape[0], proj.k.shape[0]
     groups = n_heads // n_kv
@@ -87,7 +96,7 @@ def explain(
 
     # q, k, v recomputed from the layer's input: projections, then the model's own RoPE.
     cos, sin = cos_sin(loaded.model, list(range(n_tok)))  # each (T, D), from rotary_emb
-    q_re, k_re = model_rope(attention_module(loaded.model, li))(
+    q_re, k_re = model_rope(attn)(
         proj.q_pre[None], proj.k_pre[None], cos[None], sin[None]
     )  # (1, H, T, D), (1, KV, T, D)
     q = q_re[0, hi, i]  # (D,)

@@ -135,7 +135,8 @@ def decode(
                     token = int(torch.multinomial(dist[None], num_samples=1, generator=generator)[0, 0])
                 if captured is not None:
                     order = sorted(request.layers)
-                    rows.append(torch.stack([captured.rows[layer][0, :, 0, :] for layer in order]))  # (L, H, T)
+                    keys = len(ids) + len(new)  # every key so far, the new token's own included
+                    rows.append(torch.stack([_every_key(captured.rows[layer][0, :, 0, :], keys) for layer in order]))
                 new.append(token)
                 probs.append(float(dist[token]))
                 if on_token is not None:
@@ -149,6 +150,13 @@ def decode(
     if rows:
         engine.check_finite({i: r[None, :, None, :] for i, r in enumerate(rows)})
     return Decoded(ids=new, probs=probs, rows=rows, stop=reason)
+
+
+def _every_key(row: torch.Tensor, keys: int) -> torch.Tensor:
+    """(H, kv_len) -> (H, keys). A sliding-window layer's cache holds only the last kv_len keys, so
+    its row covers those; the keys it no longer holds get weight 0 (they are outside the window)."""
+    missing = keys - row.shape[-1]
+    return row if missing <= 0 else torch.nn.functional.pad(row, (missing, 0))  # (H, keys)
 
 
 def answer_tokens(tokenizer: Any, enc: Encoded, new_ids: Sequence[int]) -> tuple[str, list[Token], list[Word]]:

@@ -66,14 +66,43 @@ class Projections:
     scaling: float
 
 
-def attention_module(model: torch.nn.Module, layer: int) -> Any:
+def attention_module(model: torch.nn.Module, layer: int, what: str = "this command") -> Any:
+    """Layer ``layer``'s attention module, when ``what`` (explain, rope) can recompute its q and k
+    as ``RoPE(q_proj(x))``, ``RoPE(k_proj(x))``; otherwise one error saying which step it lacks."""
     layers = getattr(engine.decoder(model), "layers", None)
     attn = getattr(layers[layer], "self_attn", None) if layers is not None else None
-    if attn is None or not all(hasattr(attn, n) for n in ("q_proj", "k_proj", "v_proj")):
+    why = None if attn is None else _not_recomputable(model, attn)
+    if attn is None:
+        why = "it has no layers[N].self_attn"
+    if why is not None:
+        model_type = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
         raise AttnscopeError(
-            f"{type(model).__name__}: no layers[{layer}].self_attn with q_proj/k_proj/v_proj", ExitCode.MODEL
+            f"{what} recomputes q and k as RoPE(q_proj(x)) and RoPE(k_proj(x)), and layer {layer} of this "
+            f"{model_type} model does not: {why}",
+            ExitCode.MODEL,
         )
     return attn
+
+
+def _not_recomputable(model: torch.nn.Module, attn: Any) -> str | None:
+    """Why q and k of ``attn`` are not RoPE of a plain q_proj / k_proj output, or None when they are."""
+    config = getattr(model, "config", None)
+    if not all(isinstance(getattr(attn, n, None), torch.nn.Linear) for n in ("q_proj", "k_proj", "v_proj")):
+        return "it projects q, k and v with one fused layer (no separate q_proj, k_proj, v_proj)"
+    if any(isinstance(getattr(attn, n, None), torch.nn.Module) for n in ("q_norm", "k_norm")):
+        return "it normalises q and k (q_norm, k_norm) between the projection and RoPE"
+    heads = int(getattr(config, "num_attention_heads", 0) or 0)
+    head_dim = int(getattr(attn, "head_dim", 0) or 0)
+    if heads and head_dim and attn.q_proj.out_features != heads * head_dim:
+        return "its q_proj also makes a gate for each head's output"
+    rope = getattr(config, "rope_parameters", None) or {}
+    partial = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
+    partial = partial if partial is not None else getattr(config, "partial_rotary_factor", 1.0)
+    if isinstance(partial, (int, float)) and partial < 1.0:
+        return f"it rotates only part of each head (partial_rotary_factor {partial:g})"
+    if getattr(attn, "use_rope", True) in (False, 0):
+        return "this layer applies no RoPE at all (a NoPE layer)"
+    return None
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -256,6 +285,7 @@ def rope(
     shifts = _positive_shifts(deltas)
     (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")
+    attention_module(model, li, "rope")  # a layer whose q and k are not RoPE(q_proj(x)), RoPE(k_proj(x)): refused
     table = pairs(theta, head_dim, pos)
     inv_diff = _inv_freq_diff(model, table)
     enc = encode(loaded.tokenizer, prompt if prompt is not None else DEFAULT_PROMPT)

@@ -72,7 +72,8 @@ def logit_lens(model: torch.nn.Module, vectors: torch.Tensor) -> torch.Tensor:
         cap = getattr(config, "final_logit_softcapping", None)
         if isinstance(cap, (int, float)) and cap:
             logits = torch.tanh(logits / cap) * cap
-        return logits.float().cpu()
+        out: torch.Tensor = logits.float().cpu()
+        return out
 
 
 def _top(tokenizer: Any, logits: torch.Tensor, k: int) -> list[TopToken]:

@@ -278,17 +278,28 @@ def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) ->
 
 
 def _cast_cache(source: Path, out: Path, dtype_name: str) -> None:
-    """A converted float32 folder, with its floating-point weights cast to ``dtype_name``."""
+    """A converted float32 folder, with its floating-point weights cast to ``dtype_name``, tensor by
+    tensor: the float32 file is memory-mapped and only one tensor is ever held in memory (a model
+    whose float32 copy does not fit still casts)."""
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors import safe_open
 
     dtype = getattr(torch, dtype_name)
-    tensors = load_file(str(source / "model.safetensors"))
-    save_file(
-        {name: t.to(dtype) if t.is_floating_point() else t for name, t in tensors.items()},
-        str(out / "model.safetensors"),
-        metadata={"format": "pt"},
-    )
+    cast_to = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}[dtype]
+    with safe_open(str(source / "model.safetensors"), framework="pt") as src:
+        names = list(src.keys())
+        plan = []
+        for name in names:
+            piece = src.get_slice(name)
+            kind = piece.get_dtype()
+            plan.append((name, piece.get_shape(), cast_to if kind in ("F64", "F32", "F16", "BF16") else kind))
+
+        def tensors() -> Iterator[Any]:
+            for name in names:
+                tensor = src.get_tensor(name)
+                yield tensor.to(dtype) if tensor.is_floating_point() else tensor
+
+        _stream_safetensors(out / "model.safetensors", plan, tensors())
     for item in source.iterdir():
         if item.name not in ("model.safetensors", "source.json") and item.is_file():
             shutil.copy2(item, out / item.name)
@@ -297,3 +308,34 @@ def _cast_cache(source: Path, out: Path, dtype_name: str) -> None:
     if "dtype" in config:  # transformers 5 writes both
         config["dtype"] = dtype_name
     (out / "config.json").write_text(json.dumps(config, indent=2))
+
+
+_ST_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+
+
+def _stream_safetensors(path: Path, plan: list[tuple[str, list[int], str]], tensors: Iterator[Any]) -> None:
+    """Write a safetensors file one tensor at a time: the header from ``plan`` (name, shape,
+    safetensors dtype), then each tensor of ``tensors`` (the same order) as it comes."""
+    import struct
+
+    import torch
+
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, shape, kind in plan:
+        size = _ST_SIZES[kind]
+        for d in shape:
+            size *= int(d)
+        header[name] = {"dtype": kind, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as fh:
+        fh.write(struct.pack("<Q", len(raw)))
+        fh.write(raw)
+        for (name, _, _), tensor in zip(plan, tensors, strict=True):
+            data = tensor.contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+            start, end = header[name]["data_offsets"]
+            if len(data) != end - start:
+                raise AttnscopeError(f"{path}: tensor {name} has {len(data)} bytes, expected {end - start}")
+            fh.write(data)

@@ -67,8 +67,64 @@ def pick_device(device: str) -> str:
     return device
 
 
-def pick_dtype(dtype: str, device: str, warn: Progress = noop) -> Any:
-    """The torch dtype for ``dtype`` on ``device``; "auto" is bfloat16 on CUDA, else float32."""
+# float32 on the CPU needs the weights (4 bytes each) and this much more again for the run itself.
+FP32_HEADROOM = 1.25
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the system can still give (MemAvailable in /proc/meminfo); None where unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def weight_count(spec: str, kind: str) -> int | None:
+    """How many weights a folder's safetensors or a GGUF file holds, from their headers alone; None
+    where that cannot be read without loading (a hub id, a .bin checkpoint)."""
+    import json
+    import struct
+
+    if kind == "gguf":
+        from attnscope.model.gguf_header import read_gguf_header
+
+        try:
+            shapes = list(read_gguf_header(Path(spec)).tensors.values())
+        except AttnscopeError:
+            return None
+    elif kind == "folder":
+        shapes = []
+        for file in sorted(Path(spec).glob("*.safetensors")):
+            try:
+                with open(file, "rb") as fh:
+                    size = struct.unpack("<Q", fh.read(8))[0]
+                    header = json.loads(fh.read(size))
+            except (OSError, ValueError, struct.error):
+                return None
+            shapes += [v["shape"] for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)]
+        if not shapes:
+            return None
+    else:
+        return None
+    total = 0
+    for shape in shapes:
+        n = 1
+        for d in shape:
+            n *= int(d)
+        total += n
+    return total
+
+
+def pick_dtype(
+    dtype: str, device: str, warn: Progress = noop, weights: int | None = None, notice: Progress = noop
+) -> Any:
+    """The torch dtype for ``dtype`` on ``device``. "auto" is bfloat16 on CUDA; on the CPU it is
+    float32, unless ``weights`` (their count) in float32 would not fit in the memory available,
+    where it is bfloat16 (half the bytes) and ``notice`` says so."""
     import torch
 
     if dtype not in DTYPES:
@@ -77,7 +133,14 @@ def pick_dtype(dtype: str, device: str, warn: Progress = noop) -> Any:
             cli=f"unknown --dtype {dtype!r}; use one of {', '.join(DTYPES)}",
         )
     if dtype == "auto":
-        return torch.bfloat16 if device == "cuda" else torch.float32
+        if device == "cuda":
+            return torch.bfloat16
+        free = available_memory()
+        if weights and free and weights * 4 * FP32_HEADROOM > free:
+            gb = 1024**3
+            notice(Said.of("auto_bfloat16", need=f"{weights * 4 / gb:.1f}", free=f"{free / gb:.1f}"))
+            return torch.bfloat16
+        return torch.float32
     if dtype == "float16" and device == "cpu":
         warn(Said.of("float16_cpu"))
     return getattr(torch, dtype)
@@ -131,7 +194,8 @@ def load(
 
     # Under a device_map the weights land on GPUs when there are any (bf16), else on the CPU (fp32).
     sharded_on = "cuda" if torch.cuda.is_available() else "cpu"
-    torch_dtype = pick_dtype(dtype, dev if device_map is None else sharded_on, warn)
+    weights = weight_count(spec, kind) if dtype == "auto" and device_map is None and dev == "cpu" else None
+    torch_dtype = pick_dtype(dtype, dev if device_map is None else sharded_on, warn, weights, notice)
     dtype_name = str(torch_dtype).removeprefix("torch.")
     t0 = time.perf_counter()
     path = spec

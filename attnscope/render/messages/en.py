@@ -564,6 +564,7 @@ MESSAGES: dict[str, str] = {
     # == end errors ==
     # == progress ==
     "progress.float16_cpu": "warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32",
+    "progress.auto_bfloat16": "--dtype auto: the weights in float32 need {need} GB and {free} GB are available, so the model loads in bfloat16 (attention rows are still computed in fp32)",
     "progress.hashing": "hashing {file}",
     "progress.dequantizing": "dequantizing GGUF tensors: {done}/{total} ({seconds} s)",
     "progress.dequantizing_n": "dequantizing GGUF tensors: {done} ({seconds} s)",

@@ -554,6 +554,7 @@ MESSAGES: dict[str, str] = {
     # == end errors ==
     # == progress ==
     "progress.float16_cpu": "경고: CPU에서 float16은 느리고 정밀도가 떨어진다. 어텐션 행은 그래도 fp32로 계산한다",
+    "progress.auto_bfloat16": "--dtype auto: 가중치를 float32로 올리면 {need} GB가 필요한데 남은 메모리는 {free} GB라서 bfloat16으로 올린다(어텐션 행은 그래도 fp32로 계산한다)",
     "progress.hashing": "파일 해시를 계산한다: {file}",
     "progress.dequantizing": "GGUF 텐서를 푼다: {done}/{total} ({seconds}초)",
     "progress.dequantizing_n": "GGUF 텐서를 푼다: {done}개 ({seconds}초)",

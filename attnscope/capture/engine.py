@@ -328,7 +328,7 @@ def prepare(model: Any) -> None:
     if config._attn_implementation != IMPL:
         raise AttnscopeError(
             f"{type(model).__name__} does not use transformers' AttentionInterface, so its attention "
-            "cannot be captured; attnscope supports Qwen2-style models (qwen2, qwen3, llama, ...)",
+            "cannot be captured (docs/models.md lists the families attnscope is tested on)",
             ExitCode.MODEL,
         )
 

@@ -102,6 +102,11 @@ def _not_recomputable(model: torch.nn.Module, attn: Any) -> str | None:
         return f"it rotates only part of each head (partial_rotary_factor {partial:g})"
     if getattr(attn, "use_rope", True) in (False, 0):
         return "this layer applies no RoPE at all (a NoPE layer)"
+    if getattr(engine.decoder(model), "rotary_emb", None) is None:
+        return "it has no rotary_emb module on the decoder to call"
+    width = cos_sin(model, [0])[0].shape[-1]
+    if head_dim and width != head_dim:
+        return f"its rotary_emb gives cos/sin for {width} of the {head_dim} dims of a head, applied its own way"
     return None
 
 

@@ -31,6 +31,7 @@ class Family:
     softcap: bool
     rows: float  # max |captured - eager| over every row (padded batch) and the CLI's --json rows
     generate: float  # max |generate's cached rows - eager over prompt + answer|
+    bf16: float  # max |rows of the model in bfloat16 - eager rows in float32|
     completeness: float | None  # the norm measure's completeness max |difference|; None: refused
     commands: dict[str, str] = field(default_factory=dict)  # command -> "" (works) or its one-line refusal
 
@@ -81,14 +82,18 @@ def render(families: Sequence[Family]) -> str:
         "--head all --json`, against eager `output_attentions`. `generate`: the rows captured in the",
         "cached decode steps, against eager over prompt + answer. `norm`: the `--measure norm`",
         "completeness check (`sum_h sum_j alpha_ij f_h(x_j) + b_O` against the model's own `o_proj`).",
+        "`bf16`: the same rows with the model loaded in bfloat16 (q and k in bf16, the softmax still in",
+        "fp32), against the float32 eager rows: what `--dtype bfloat16`, or `--dtype auto` on a machine",
+        "where float32 does not fit, costs. The tiny models' q/k are widened 8x so that rows are peaked;",
+        "this is a worst case for bf16 rounding of q.k, not a measurement on a trained checkpoint.",
         "",
-        "| model_type | attention per layer | softmax extras | rows | generate | norm |",
-        "|---|---|---|---|---|---|",
+        "| model_type | attention per layer | softmax extras | rows | generate | norm | bf16 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for f in families:
         lines.append(
             f"| {f.model_type} | {_kinds(f)} | {_features(f)} | {_num(f.rows)} | {_num(f.generate)} "
-            f"| {_num(f.completeness)} |"
+            f"| {_num(f.completeness)} | {_num(f.bf16)} |"
         )
     lines += [
         "",

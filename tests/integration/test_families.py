@@ -106,6 +106,12 @@ def test_family(model_type: str, tokenizer: Any, cli: Any, tmp_path_factory: pyt
             gen_diff = max(gen_diff, worst(torch.tensor(step.weights[li]), want_row))
     assert gen_diff < TOLERANCE
 
+    # 3b. The same rows with the model in bfloat16 (rows still softmaxed in fp32 from bf16 q/k).
+    half = families.model(model_type, len(tokenizer)).to(torch.bfloat16)
+    got16 = engine.run(half, ids, mask, engine.Request(positions=positions, layers=frozenset(layers)))
+    bf16_diff = max(worst(got16.rows[i] * real, ref[i] * real) for i in layers)
+    assert bf16_diff < 0.5
+
     # 4. Every command once: it works, or refuses in one line.
     support: dict[str, str] = {}
     completeness = None
@@ -128,6 +134,7 @@ def test_family(model_type: str, tokenizer: Any, cli: Any, tmp_path_factory: pyt
         softcap=getattr(model.config, "attn_logit_softcapping", None) is not None,
         rows=max(rows_diff, cli_diff),
         generate=gen_diff,
+        bf16=bf16_diff,
         completeness=completeness,
         commands=support,
     )
@@ -168,3 +175,20 @@ def _available() -> set[str]:
     from transformers import CONFIG_MAPPING
 
     return {m for m in families.FAMILIES if m in CONFIG_MAPPING}
+
+
+@pytest.mark.parametrize("model_type", ["gemma2", "qwen3_next", "mistral"])
+def test_info_reports_each_layers_attention(model_type: str, tokenizer: Any, cli: Any, tmp_path: Path) -> None:
+    folder = families.save(tmp_path / model_type, model_type, tokenizer)
+    doc = json.loads(cli("info", "--model", str(folder), "--json").stdout)
+    loaded = engine.load(str(folder), device="cpu", dtype="float32")
+    assert doc["layer_kinds"] == loaded.info.layer_kinds
+    window = families.WINDOW if "sliding" in doc["layer_kinds"] else None
+    assert doc["sliding_window"] == window
+    shown = cli("info", "--model", str(folder)).stdout
+    expected = {
+        "gemma2": "full attention 1,3; sliding window of 4 keys 0,2",
+        "qwen3_next": "full attention 1,3; linear attention 0,2 (no attention weights: not captured)",
+        "mistral": "sliding window of 4 keys 0-3",
+    }[model_type]
+    assert expected in shown

@@ -183,3 +183,28 @@ def test_every_error_kind_reads_back_its_own_english() -> None:
         if "message" in values:
             values["message"] = "프롬프트가 비어 있다."
         assert error_text("ko", filled) == t("ko", key, **values), key
+
+
+# The causal commands' errors as the CLI prints them (ablate, knockout, patch).
+CAUSAL_ERRORS = [
+    "give --target TOKEN or --target-id ID",
+    "--foil '사' is the same as --target; the logit difference would always be 0",
+    "--target '사과를' is 3 tokens, not one: '사' (55054) + '과' (53680) + '를' (18411); give a single token, or its id with --target-id",
+    "--target-id 999999 is out of range: the vocabulary has 151936 tokens (0-151935)",
+    "--mode mean needs a prompt of 2 or more tokens (or --mean-over FILE): this prompt has 1 token, and its mean is the head's own output",
+    "--window 30 is larger than the model: it has 24 layers",
+    "the clean prompt is 24 tokens and the corrupt prompt is 2 tokens; patching pairs positions one to one, so give prompts of one length, or --align to pair them from the end",
+    "--align pairs positions from the end, but the prompts end in different tokens (ids 5 and 6); give prompts that end alike",
+    "--site 'x': use head, resid, k or v, or a comma list such as head,resid",
+    "key '먹었다.' (tokens 10-12) comes after the query '그는' (tokens 6-7); a query reads only itself and earlier keys, so there is no edge to block",
+    "give --layers or --window, not both",
+]
+
+
+@pytest.mark.parametrize("message", CAUSAL_ERRORS)
+def test_the_causal_commands_errors_read_in_korean(message: str) -> None:
+    from attnscope.render.i18n import error_text
+
+    worded = error_text("ko", message)
+    assert worded != message and re.search("[가-힣]", worded), worded
+    assert not re.search(r"\b(give|the|is|are|tokens)\b", worded), worded

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade
 from attnscope.render.common import model_line, ranges
-from attnscope.render.fit import Fitted
+from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results import derive as d
 from attnscope.results.ablate import AblateResult, Metric, RankedEffect
@@ -102,7 +102,9 @@ def top_table(r: AblateResult, ranking: list[RankedEffect], lang: Lang) -> Table
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="dim")
     for name in ("#", t(lang, "ablate.col.layer"), t(lang, "ablate.col.head"), t(lang, "ablate.col.kv")):
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column(t(lang, "ablate.col.estimated" if r.estimated else "ablate.col.effect"), justify="right")
+    table.add_column(
+        t(lang, "ablate.col.estimated" if r.estimated else "ablate.col.effect"), justify="right", no_wrap=True
+    )
     table.add_column("", no_wrap=True)
     if r.estimated:
         table.add_column(t(lang, "ablate.col.exact"), justify="right", no_wrap=True)
@@ -173,7 +175,7 @@ def view(r: AblateResult, ctx: Ctx) -> RenderableType:
     n = len(ranking)
     parts: list[RenderableType] = [summary(r, ranking, lang), Text(""), header(r, lang), Text("")]
     title = t(lang, "ablate.top_title_est" if r.estimated else "ablate.top_title", n=min(TOP, n), total=n)
-    parts += [Text(title, style="dim"), top_table(r, ranking, lang), Text("")]
+    parts += [Text(title, style="dim"), FitColumns(top_table(r, ranking, lang), [[5]]), Text("")]  # bars go first
     parts += grids(r, lang)
     if derived.rank_correlation is None:
         parts.append(Text(t(lang, "ablate.correlation_none")))

@@ -12,7 +12,7 @@ from rich.text import Text
 from attnscope.render import Ctx, bar
 from attnscope.render.ablate import effect_text, metric_name
 from attnscope.render.common import model_line, ranges
-from attnscope.render.fit import Fitted
+from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import t
 from attnscope.results import derive as d
 from attnscope.results.knockout import KnockoutResult
@@ -60,5 +60,5 @@ def view(r: KnockoutResult, ctx: Ctx) -> RenderableType:
             Text(bar(max(0.0, -e) / scale, 24), style="cyan") if e < 0 else Text("+" if e > 0 else "", style="green")
         )
         table.add_row(ranges(lang, w.layers), effect_text(e), drawn)
-    parts += [table, Text(""), Text(t(lang, "knockout.note"), style="dim")]
+    parts += [FitColumns(table, [[2]]), Text(""), Text(t(lang, "knockout.note"), style="dim")]
     return Fitted(Group(*parts))

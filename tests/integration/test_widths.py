@@ -47,11 +47,40 @@ CASES = {
     "generate": ["generate", "민수는 사과를 샀다.", "--chat", "-n", "4", "--model", MODEL],
     "tokens-chat": ["tokens", "민수는 사과를 샀다.", "--chat", "--model", MODEL],
     "trace-chat": ["trace", "민수는 사과를 샀다.", "--chat", "--model", MODEL],
+    "ablate": ["ablate", SEED, "--target", ".", "--key", "사과를", "--model", MODEL],
+    "ablate-approx": ["ablate", SEED, "--target", ".", "--approx", "--check", "3", "--model", MODEL],
+    "knockout": [
+        "knockout",
+        SEED,
+        "--target",
+        ".",
+        "--key",
+        "사과를",
+        "--query",
+        "그것을",
+        "--window",
+        "2",
+        "--model",
+        MODEL,
+    ],
+    "patch": [
+        "patch",
+        "--clean",
+        "민수는 사과를 샀다. 그는 그것을",
+        "--corrupt",
+        "지수는 사과를 샀다. 그는 그것을",
+        "--target",
+        " 그",
+        "--site",
+        "head,resid,k",
+        "--model",
+        MODEL,
+    ],
 }
 
 # Lines a view prints only when it narrows: their words may be new at a narrow width.
 NARROW_ONLY = ("mask.narrowed", "matrix.cropped", "matrix.col_row", "matrix.col_weight")
-DECORATION = set(" ░▒▓█▏▎▍▌▋▊▉·│")
+DECORATION = set(" ░▒▓█▏▎▍▌▋▊▉·│+")  # a lone + marks a positive effect beside its signed number
 NUMBER = r"[\d.,~+-]+"  # what a placeholder of a narrow-only line stands for
 
 

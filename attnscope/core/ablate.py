@@ -130,6 +130,45 @@ def _attention(
     return weights, (None if key is not None else tops)
 
 
+def _check_settings(
+    mode: Mode, check: int, batch: int, mean_over: Sequence[str] | None, mean_over_name: str | None
+) -> None:
+    """The settings that need no model: counts of 0 or more, --mean-over only with mode mean."""
+    if check < 0:
+        raise AttnscopeError(f"check {check}: give 0 or more", option="check")
+    if batch < 1:
+        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
+    if mean_over is not None and mode != "mean":
+        raise AttnscopeError("mean_over needs mode mean", cli="--mean-over needs --mode mean")
+    if mean_over is not None and not mean_over:
+        raise AttnscopeError(
+            "mean_over holds no prompts", cli=f"--mean-over {mean_over_name}: the file holds no prompts"
+        )
+
+
+def _screened(
+    stack: Stack,
+    metric: Metric,
+    layers: list[int],
+    heads: list[int],
+    means: list[torch.Tensor] | None,
+    where: list[int] | None,
+    baseline: float,
+    check: int,
+    batch: int,
+) -> tuple[list[list[float]], list[CheckedHead]]:
+    """First-order estimates for every head, and the ``check`` heads they rank highest removed exactly."""
+    effects = estimated_effects(stack, metric, layers, heads, means, where)
+    flat = sorted(
+        ((effects[i][j], lay, h) for i, lay in enumerate(layers) for j, h in enumerate(heads)),
+        key=lambda s: (s[0], s[1], s[2]),
+    )
+    top = [(lay, h) for _, lay, h in flat[:check]]
+    exact = exact_effects(stack, metric, top, means, where, baseline, batch)
+    est = {(lay, h): v for v, lay, h in flat}
+    return effects, [CheckedHead(layer=lay, head=h, estimated=est[(lay, h)], exact=exact[(lay, h)]) for lay, h in top]
+
+
 def ablate(
     loaded: Loaded,
     prompt: str,
@@ -154,16 +193,7 @@ def ablate(
     ``approx``: first-order estimates for every head, the top ``check`` of them ablated exactly.
     ``key``: a text in the prompt; each head's weight on it is reported beside its effect."""
     mode = one_of(mode, MODES, "mode")
-    if check < 0:
-        raise AttnscopeError(f"check {check}: give 0 or more", option="check")
-    if batch < 1:
-        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
-    if mean_over is not None and mode != "mean":
-        raise AttnscopeError("mean_over needs mode mean", cli="--mean-over needs --mode mean")
-    if mean_over is not None and not mean_over:
-        raise AttnscopeError(
-            "mean_over holds no prompts", cli=f"--mean-over {mean_over_name}: the file holds no prompts"
-        )
+    _check_settings(mode, check, batch, mean_over, mean_over_name)
     info = loaded.info
     metric = resolve_metric(loaded.tokenizer, target, target_id, foil, foil_id)
     enc: Encoded = encode_prompt(loaded.tokenizer, prompt, chat)
@@ -183,21 +213,12 @@ def ablate(
     baseline = stack.baseline(metric)
     means, mean_tokens = head_means(loaded, stack, mean_over) if mode == "mean" else (None, None)
     where = None if len(at) == len(enc.ids) else at
-    checked: list[CheckedHead] = []
     if approx:
-        effects = estimated_effects(stack, metric, layers, heads, means, where)
-        flat = sorted(
-            ((effects[i][j], lay, h) for i, lay in enumerate(layers) for j, h in enumerate(heads)),
-            key=lambda s: (s[0], s[1], s[2]),
-        )
-        top = [(lay, h) for _, lay, h in flat[:check]]
-        exact = exact_effects(stack, metric, top, means, where, baseline, batch)
-        est = {(lay, h): v for v, lay, h in flat}
-        checked = [CheckedHead(layer=lay, head=h, estimated=est[(lay, h)], exact=exact[(lay, h)]) for lay, h in top]
+        effects, checked = _screened(stack, metric, layers, heads, means, where, baseline, check, batch)
     else:
         pairs = [(lay, h) for lay in layers for h in heads]
         exact = exact_effects(stack, metric, pairs, means, where, baseline, batch)
-        effects = [[exact[(lay, h)] for h in heads] for lay in layers]
+        effects, checked = [[exact[(lay, h)] for h in heads] for lay in layers], []
 
     attention, top_key = _attention(stack, layers, heads, key_span)
     groups = info.num_attention_heads // info.num_key_value_heads

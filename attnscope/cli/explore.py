@@ -51,8 +51,8 @@ def explore_cmd(
     from attnscope.cli.parse import chat_spec
     from attnscope.core.explore import explore
     from attnscope.errors import AttnscopeError
-    from attnscope.render import write_atomic
-    from attnscope.render.explore import check_output, page
+    from attnscope.render import check_output, write_atomic
+    from attnscope.render.explore import page
     from attnscope.render.i18n import check_lang, default_lang, t
 
     text = read_prompt(prompt)

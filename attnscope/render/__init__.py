@@ -119,6 +119,20 @@ def figure_svg(result: Result, ctx: Ctx) -> str:
     return text_figure(view(result, ctx), ctx.width or 110, f"attnscope {result.SCHEMA}")
 
 
+def check_output(path: str) -> None:
+    """Refuse, before any work, an output path whose folder is missing or not writable."""
+    import os
+
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise AttnscopeError(f"cannot write {path}: no such folder {str(folder)!r}", ExitCode.USAGE)
+    if target.is_dir():
+        raise AttnscopeError(f"cannot write {path}: it is a folder", ExitCode.USAGE)
+    if not os.access(folder, os.W_OK):
+        raise AttnscopeError(f"cannot write {path}: the folder {str(folder)!r} is not writable", ExitCode.USAGE)
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename:
     either the whole file is there afterwards, or nothing (one error line otherwise)."""
@@ -127,10 +141,7 @@ def write_atomic(path: str, text: str) -> None:
 
     target = Path(path)
     folder = target.parent
-    if not folder.is_dir():
-        raise AttnscopeError(f"cannot write {path}: no such folder {str(folder)!r}", ExitCode.USAGE)
-    if target.is_dir():
-        raise AttnscopeError(f"cannot write {path}: it is a folder", ExitCode.USAGE)
+    check_output(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:

@@ -15,10 +15,8 @@ import base64
 import json
 import zlib
 from importlib import resources
-from pathlib import Path
 from xml.sax.saxutils import escape
 
-from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.render.i18n import LANGS, Lang, catalogue, t
 from attnscope.results.explore import ExploreData
 
@@ -160,17 +158,3 @@ def page(data: ExploreData, lang: Lang) -> str:
 </body>
 </html>
 """
-
-
-def check_output(path: str) -> None:
-    """Refuse, before any work, an output path whose folder is missing or not writable."""
-    import os
-
-    target = Path(path)
-    folder = target.parent
-    if not folder.is_dir():
-        raise AttnscopeError(f"cannot write {path}: no such folder {str(folder)!r}", ExitCode.USAGE)
-    if target.is_dir():
-        raise AttnscopeError(f"cannot write {path}: it is a folder", ExitCode.USAGE)
-    if not os.access(folder, os.W_OK):
-        raise AttnscopeError(f"cannot write {path}: the folder {str(folder)!r} is not writable", ExitCode.USAGE)

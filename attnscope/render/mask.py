@@ -27,7 +27,7 @@ SIDE_BY_SIDE_MAX = 10  # positions drawn; wider illustrations are stacked
 GAP = 13  # the note's spaces between the two grids
 
 
-def _slots(shown: list[int]) -> list[int | None]:
+def slots_of(shown: list[int]) -> list[int | None]:
     """Shown positions with None where the view skips some (drawn as an ellipsis)."""
     out: list[int | None] = []
     for k, p in enumerate(shown):
@@ -98,7 +98,7 @@ class _Figure:
         r, lang = self.r, self.lang
         seq = r.sequences[0]
         causal_title, title = t(lang, "mask.causal_title"), pad_title(lang, seq.padded_rows)
-        slots = _slots(r.shown_positions)
+        slots = slots_of(r.shown_positions)
         cw = lw = _cell_width(len(seq.tokens))
         left = [_header(slots, lw, cw)] + _grid(seq.causal, slots, seq.tokens, lw, cw, set(), "")
         right = [_header(slots, lw, cw)] + _grid(
@@ -182,7 +182,7 @@ class _FitGrid:
         if narrowed:
             k = max(fit, 4)
             shown = list(range(k // 2)) + list(range(n - (k - k // 2), n))
-        slots = _slots(shown)
+        slots = slots_of(shown)
         yield _header(slots, self.lw, cw)
         am = Text(_pad_to("attention_mask", self.lw), no_wrap=True, style="dim")
         for c in slots:

@@ -15,7 +15,7 @@ from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, INK, PAPER, Svg, text_width
 from attnscope.render.i18n import Lang, t
-from attnscope.render.mask import pad_word
+from attnscope.render.mask import pad_word, slots_of
 from attnscope.results.mask import MaskResult, MaskSequence
 
 CELL = 22.0
@@ -23,15 +23,6 @@ ON = "#08519c"
 OFF = "#f6f8fa"
 PAD = "#fde8e8"
 SIZE = 11.0
-
-
-def _slots(shown: list[int]) -> list[int | None]:
-    out: list[int | None] = []
-    for k, p in enumerate(shown):
-        if k and p != shown[k - 1] + 1:
-            out.append(None)
-        out.append(p)
-    return out
 
 
 def _grid(
@@ -108,7 +99,7 @@ def figure(r: MaskResult, ctx: Ctx) -> str:
     if r.model is not None:
         lines.append(model_line(ctx, r.model))
     y = header(svg, ctx, t(ctx.lang, "figures.mask.title"), lines)
-    slots = _slots(r.shown_positions)
+    slots = slots_of(r.shown_positions)
     remark = t(ctx.lang, "figures.mask.pad_row")
     if r.mode == "illustration":
         seq = r.sequences[0]
@@ -127,7 +118,7 @@ def figure(r: MaskResult, ctx: Ctx) -> str:
         if seq.text:
             svg.text(MARGIN + text_width(t(ctx.lang, "figures.mask.sequence", b=b)) + 14, y, seq.text, fill=DIM)
         n = len(seq.tokens)
-        seq_slots = slots if all(p < n for p in r.shown_positions) else _slots(list(range(n)))
+        seq_slots = slots if all(p < n for p in r.shown_positions) else slots_of(list(range(n)))
         y = _grid(
             svg,
             MARGIN,

@@ -70,6 +70,16 @@ class Request:
     )
 
 
+@dataclass(frozen=True)
+class Settings:
+    """What a layer's softmax used besides q, k and the mask: :func:`attention_rows` takes these."""
+
+    scaling: float
+    sliding_window: int | None
+    softcap: float | None
+    sinks: torch.Tensor | None
+
+
 @dataclass
 class Captured:
     """What a forward pass left: rows[layer] is (batch, head, P, key_pos) fp32 on CPU."""
@@ -79,6 +89,7 @@ class Captured:
     output: dict[int, torch.Tensor] = field(default_factory=dict)
     mask: dict[int, torch.Tensor | None] = field(default_factory=dict)
     norms: dict[int, torch.Tensor] = field(default_factory=dict)  # (batch, head, key_pos) fp32
+    settings: dict[int, Settings] = field(default_factory=dict)  # the keep_qkv layers' softmax settings
     completeness: dict[int, float] = field(default_factory=dict)  # max |difference| (capture.norm)
     seen: set[int] = field(default_factory=set)
 
@@ -254,6 +265,9 @@ def _attention(
         _norms(module, layer, value, out, positions, request, captured)
     if layer in request.keep_qkv:
         captured.qkv[layer] = (query.detach().cpu(), key.detach().cpu(), value.detach().cpu())
+        captured.settings[layer] = Settings(
+            scaling, kwargs.get("sliding_window"), softcap, None if sinks is None else sinks.detach().cpu()
+        )
     if layer in request.keep_output:
         captured.output[layer] = out.detach().cpu()  # (B, T, H, D)
     if layer in request.keep_mask:
@@ -276,25 +290,32 @@ def _norms(
     """||f_h(x_j)|| for every head and key, and the completeness check where all heads' rows exist."""
     from attnscope.capture import norm
 
+    o_proj, n_heads = head_writer(module, int(value.shape[-1]), "the norm measure")
+    weight = o_proj.weight
+    captured.norms[layer] = norm.value_norms(value, weight, n_heads).cpu()  # (B, H, T)
+    if layer in captured.rows and request.heads is None:
+        captured.completeness[layer] = norm.completeness(captured.rows[layer], value, out, positions, o_proj)
+
+
+def head_writer(module: torch.nn.Module, head_dim: int, what: str) -> tuple[torch.nn.Linear, int]:
+    """The attention module's o_proj and its number of query heads, where what a key adds through
+    head h is ``alpha_ij f_h(x_j)``; an error naming ``what`` needs it otherwise."""
     o_proj = getattr(module, "o_proj", None)
     weight = getattr(o_proj, "weight", None)
     if not isinstance(o_proj, torch.nn.Linear) or not isinstance(weight, torch.Tensor):
         raise AttnscopeError(
-            f"{type(module).__name__} has no o_proj linear layer whose input columns split per head; "
-            "the norm measure needs one",
+            f"{type(module).__name__} has no o_proj linear layer whose input columns split per head; {what} needs one",
             ExitCode.MODEL,
         )
-    n_heads = int(weight.shape[1]) // int(value.shape[-1])
+    n_heads = int(weight.shape[1]) // head_dim
     q_proj = getattr(module, "q_proj", None)
-    if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * int(value.shape[-1]):
+    if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * head_dim:
         raise AttnscopeError(
             f"{type(module).__name__} gates each head's output (a sigmoid of the query side) before o_proj, "
-            "so what a key adds is not alpha_ij f_h(x_j) and the norm measure does not apply",
+            f"so what a key adds is not alpha_ij f_h(x_j) and {what} does not apply",
             ExitCode.MODEL,
         )
-    captured.norms[layer] = norm.value_norms(value, weight, n_heads).cpu()  # (B, H, T)
-    if layer in captured.rows and request.heads is None:
-        captured.completeness[layer] = norm.completeness(captured.rows[layer], value, out, positions, o_proj)
+    return o_proj, n_heads
 
 
 def _select_heads(

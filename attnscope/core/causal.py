@@ -18,6 +18,7 @@ This module does not tokenize prompts, load models or print.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
+from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.results.ablate import Metric
 
 Edit = Callable[[torch.Tensor], torch.Tensor]
@@ -66,6 +68,39 @@ class Row:
     cuts: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> (1|H, T, T) bool: edges to forbid
 
 
+def unsupported(model: Any) -> str | None:
+    """Why :class:`Stack` cannot run this model's layers one by one, or None when it can.
+
+    A sweep calls each decoder layer with the model's rotary embeddings and its full or
+    sliding-window mask, and edits ``k_proj``, ``v_proj`` and ``o_proj``: a layer without those
+    modules (a fused qkv projection, a linear-attention layer), a layer kind other than full or
+    sliding attention, or rotary embeddings that need more than the positions are not supported.
+    """
+    base: Any = engine.decoder(model)
+    config: Any = base.config
+    kind = str(getattr(config, "model_type", "") or type(model).__name__)
+    types = set(getattr(config, "layer_types", None) or ["full_attention"])
+    other = sorted(types - {"full_attention", "sliding_attention"})
+    if other:
+        return f"this {kind} model has {', '.join(other)} layers"
+    for layer in list(base.layers):
+        attn = getattr(layer, "self_attn", None)
+        missing = [name for name in ("k_proj", "v_proj", "o_proj") if not hasattr(attn, name)]
+        if missing:
+            return f"the attention of this {kind} model has no {', '.join(missing)} module"
+    rotary = getattr(base, "rotary_emb", None)
+    if rotary is None:
+        return f"this {kind} model has no rotary embeddings shared by its layers"
+    needed = [
+        p.name
+        for p in list(inspect.signature(rotary.forward).parameters.values())[2:]
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if needed:
+        return f"the rotary embeddings of this {kind} model need {', '.join(needed)} as well as the positions"
+    return None
+
+
 class Stack:
     """One prompt's clean run, kept at the input of every layer, and sweeps of the later layers.
 
@@ -78,6 +113,9 @@ class Stack:
 
     def __init__(self, model: Any, ids: Sequence[int], *, rows: bool = False) -> None:
         engine.prepare(model)
+        why = unsupported(model)
+        if why is not None:
+            raise AttnscopeError(f"the causal commands run a model layer by layer, but {why}", ExitCode.MODEL)
         self.model = model
         base: Any = engine.decoder(model)
         self.base = base

@@ -25,6 +25,8 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
+from attnscope.results import json_name
+
 COMMAND = "python -m attnscope.devtools.json_reference > docs/json-reference.md"
 OUTPUT = Path("docs/json-reference.md")
 
@@ -196,7 +198,7 @@ def _fields_table(cls: type, nested: list[type], top: bool) -> list[str]:
         meaning = docs.get(f.name) or GLOSSARY.get(f.name, "")
         if optional:
             tp += " (optional)"
-        out.append(f"| `{f.name}` | {_cell(tp)} | {_cell(meaning.replace('``', '`'))} |")
+        out.append(f"| `{json_name(f)}` | {_cell(tp)} | {_cell(meaning.replace('``', '`'))} |")
     return out
 
 

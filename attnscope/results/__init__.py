@@ -35,9 +35,15 @@ class Result:
         return out
 
 
+def json_name(f: dataclasses.Field[Any]) -> str:
+    """A field's key in JSON: its name, or ``metadata["json"]`` where the key is a Python keyword (``from``)."""
+    name: str = f.metadata.get("json", f.name)
+    return name
+
+
 def _to_plain(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {json_name(f): _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, (list, tuple)):
         return [_to_plain(x) for x in obj]
     if isinstance(obj, dict):
@@ -94,10 +100,11 @@ def _from_dataclass(tp: Any, value: Any, where: str) -> Any:
     hints = typing.get_type_hints(tp)
     kwargs = {}
     for f in dataclasses.fields(tp):
-        if f.name in value:
-            kwargs[f.name] = _from_plain(hints[f.name], value[f.name], f"{where}.{f.name}")
+        key = json_name(f)
+        if key in value:
+            kwargs[f.name] = _from_plain(hints[f.name], value[key], f"{where}.{key}")
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise AttnscopeError(f"{where}: missing field '{f.name}'", ExitCode.INPUT_FILE)
+            raise AttnscopeError(f"{where}: missing field '{key}'", ExitCode.INPUT_FILE)
     return tp(**kwargs)
 
 

@@ -15,6 +15,7 @@ Nothing here imports torch, reads files or prints.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ import numpy.typing as npt
 from attnscope.errors import AttnscopeError
 from attnscope.results.ablate import CheckedHead, RankedEffect
 from attnscope.results.common import Token, Word
+from attnscope.results.flow import VerifiedEdge
 from attnscope.results.generate import HeadShare, WordShare
 from attnscope.results.heads import HeadScore, TopHead
 from attnscope.results.roles import ROLES, RankedHead, RoleScores, RoleTop
@@ -454,3 +456,21 @@ def recovery(clean: float, corrupt: float, patched: Any) -> list[list[float]] | 
     gap = clean - corrupt
     out: list[list[float]] = (np.full_like(arr, np.nan) if gap == 0 else (arr - corrupt) / gap).tolist()
     return out
+
+
+@dataclass(frozen=True)
+class FlowNumbers:
+    """What ``flow --verify`` derives from the knocked-out log-probs."""
+
+    verified: list[VerifiedEdge]  # each with its effect: logprob - baseline
+    rank_correlation: float | None  # Spearman of the importance and the drop (-effect)
+
+
+def flow_numbers(baseline: float | None, verified: Sequence[VerifiedEdge]) -> FlowNumbers:
+    """Each knocked-out edge's effect and the rank correlation of importance and drop."""
+    if baseline is None or not verified:
+        return FlowNumbers(verified=list(verified), rank_correlation=None)
+    done = [dataclasses.replace(v, effect=float(np.float64(v.logprob) - baseline)) for v in verified]
+    return FlowNumbers(
+        verified=done, rank_correlation=spearman([v.importance for v in done], [-v.effect for v in done])
+    )

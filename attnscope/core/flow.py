@@ -1,0 +1,470 @@
+"""The ``flow`` computation: information-flow routes to a prediction (Ferrando & Voita 2024).
+
+One forward keeps, for every layer, what the decomposition needs and nothing of size T x T:
+the layer's input ``x`` (T, hidden), the attention block's output and the MLP's output (forward
+hooks on the model's own modules), and the post-RoPE q, k and the v that the attention function
+received (``capture.engine``'s ``keep_qkv``), with the layer's softmax settings and mask. The
+attention rows of any query positions are then recomputed exactly by
+``capture.engine.attention_rows``, and the value vectors through o_proj,
+``f_h(x_j) = v_j^(h // groups) W_O^h`` (GQA as in ``capture.norm``), from the kept v.
+
+The walk runs from the top: the prediction's position after the last layer is reached; at each
+layer, from the last down, the MLP sums of the reached positions are decomposed, then the
+attention sums of the positions their kept parts reach, and the attention parts above the
+threshold name the positions reached at the layer's input. Only reached positions are
+decomposed. Parts are computed in blocks of query positions and sources (``chunk`` floats a
+block), so no layer ever holds its (query, source, head, hidden) parts at once.
+
+This module does not load models and does not print.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from attnscope.capture import engine, memory, norm
+from attnscope.core.causal import Row, Stack, sweeps, unsupported
+from attnscope.core.knockout import cut
+from attnscope.core.spec import ChatSpec
+from attnscope.core.targets import _label
+from attnscope.core.tokens import check_length, encode_prompt, query_at
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model import Loaded
+from attnscope.results.ablate import Metric
+from attnscope.results.derive import flow_numbers
+from attnscope.results.flow import Edge, FlowBy, FlowResult, LayerCheck, VerifiedEdge
+
+CHUNK = 1 << 22  # floats in one block of parts: (queries, sources[, heads], hidden)
+TOLERANCE = 1e-4  # completeness: the parts of a sum add back to it within this (fp32)
+# Layer modules that put a norm (or a scale) between a block and the residual stream: the
+# block's output is then not what is added to x, and the sums do not split as flow assumes.
+_EXTRA_NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm", "post_self_attn_layernorm", "post_mlp_layernorm")
+
+
+def layout_problem(model: Any) -> str | None:
+    """Why the model's layers are not ``x_mid = x + attn(norm(x))``, ``x_out = x_mid + mlp(norm(x_mid))``
+    (the layout the decomposition needs), or None when they are."""
+    base: Any = engine.decoder(model)
+    config: Any = base.config
+    kind = str(getattr(config, "model_type", "") or type(model).__name__)
+    for index, layer in enumerate(base.layers):
+        missing = [n for n in ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm") if not hasattr(layer, n)]
+        if missing:
+            return f"layer {index} of this {kind} model has no {', '.join(missing)}"
+        extra = [n for n in _EXTRA_NORMS if hasattr(layer, n)]
+        if extra:
+            return f"the layers of this {kind} model normalise a block's output ({', '.join(extra)}) before adding it"
+    multiplier = getattr(config, "residual_multiplier", None)
+    if multiplier not in (None, 1, 1.0):
+        return f"this {kind} model scales each block's output by residual_multiplier {multiplier}"
+    return None
+
+
+def check_threshold(threshold: float) -> None:
+    if isinstance(threshold, bool) or not 0 < threshold < 1 or math.isnan(threshold):
+        raise AttnscopeError(f"threshold {threshold}: give a number between 0 and 1 (both left out)", option="threshold")
+
+
+@dataclass
+class Kept:
+    """One forward's per-layer activations, each (T, ...) on the CPU."""
+
+    x: list[torch.Tensor]  # x[l]: the input of layer l, (T, hidden); x[L] the last layer's output
+    attn: list[torch.Tensor]  # the attention block's output, (T, hidden)
+    mlp: list[torch.Tensor]  # the MLP block's output, (T, hidden)
+    captured: engine.Captured  # q, k, v, mask and softmax settings of every layer
+
+
+def kept_bytes(n_layers: int, tokens: int, hidden: int, n_heads: int, n_kv: int, head_dim: int, chunk: int) -> int:
+    """What :func:`forward` keeps (fp32) for ``tokens`` tokens, plus one block of parts and its copies."""
+    per_token = n_layers * (3 * hidden + n_heads * head_dim + 2 * n_kv * head_dim) + hidden
+    return per_token * tokens * memory.FP32 + 4 * chunk * memory.FP32
+
+
+def guard(loaded: Loaded, tokens: int, chunk: int) -> None:
+    """Refuse a prompt whose kept activations do not fit, saying how many tokens would."""
+    info = loaded.info
+    config: Any = loaded.model.config
+    hidden = int(config.hidden_size)
+    head_dim = info.head_dim or hidden // info.num_attention_heads
+    shape = (info.num_hidden_layers, hidden, info.num_attention_heads, info.num_key_value_heads, head_dim)
+    need = kept_bytes(shape[0], tokens, *shape[1:], chunk)
+    room = memory.budget("cpu")
+    if room is None or need <= room:
+        return
+    one = kept_bytes(shape[0], 1, *shape[1:], 0)
+    fits = max(0, (room - kept_bytes(shape[0], 0, *shape[1:], chunk)) // one)
+    raise AttnscopeError(
+        f"flow keeps every layer's activations for the {tokens} tokens up to the prediction: about "
+        f"{memory.fmt_bytes(need)}, but only {memory.fmt_bytes(room)} can be used; about {fits} tokens would fit",
+        ExitCode.RESOURCE,
+    )
+
+
+def forward(model: Any, ids: Sequence[int]) -> Kept:
+    """One forward over ``ids`` with every layer's input, block outputs and q/k/v kept."""
+    engine.prepare(model)
+    base: Any = engine.decoder(model)
+    layers = list(base.layers)
+    xs: list[torch.Tensor] = []
+    attn: list[torch.Tensor] = []
+    mlp: list[torch.Tensor] = []
+
+    def first(out: Any) -> torch.Tensor:
+        value: torch.Tensor = out[0] if isinstance(out, tuple) else out
+        return value[0].detach().cpu()
+
+    handles = []
+    for layer in layers:
+        handles += [
+            layer.register_forward_pre_hook(
+                lambda _m, args, kwargs: xs.append(first(args[0] if args else kwargs["hidden_states"])),
+                with_kwargs=True,
+            ),
+            layer.self_attn.register_forward_hook(lambda _m, _a, out: attn.append(first(out))),
+            layer.mlp.register_forward_hook(lambda _m, _a, out: mlp.append(first(out))),
+        ]
+    handles.append(layers[-1].register_forward_hook(lambda _m, _a, out: xs.append(first(out))))
+    every = frozenset(range(len(layers)))
+    request = engine.Request(
+        positions=torch.tensor([[len(ids) - 1]]), layers=frozenset(), keep_qkv=every, keep_mask=every, stop=False
+    )
+    try:
+        captured = engine.run(model, torch.tensor([list(ids)]), torch.ones(1, len(ids), dtype=torch.long), request)
+    finally:
+        for handle in handles:
+            handle.remove()
+    if not (len(xs) == len(layers) + 1 and len(attn) == len(mlp) == len(layers)):
+        raise AttnscopeError(
+            "the model's layers did not each call their self_attn and mlp once; flow cannot split them", ExitCode.MODEL
+        )
+    return Kept(x=xs, attn=attn, mlp=mlp, captured=captured)
+
+
+@dataclass
+class AttentionParts:
+    """The attention sums of some positions split into parts: importances and the completeness check."""
+
+    residual: torch.Tensor  # (P,)
+    sources: torch.Tensor  # (P, G) or with heads (P, G, H): one per source group (and head)
+    bias: torch.Tensor | None  # (P,), where o_proj has a bias
+    error: float  # max |x + sum of the parts - (x + the block's output)|
+    scale: float  # max |x + the block's output|
+
+
+def _proximity(y_norm: torch.Tensor, rest: torch.Tensor) -> torch.Tensor:
+    """max(||y||_1 - ||y - z||_1, 0), with ``rest`` = ||y - z||_1."""
+    return (y_norm - rest).clamp_min(0.0)
+
+
+def _blocks(n: int, size: int) -> list[range]:
+    size = max(1, size)
+    return [range(a, min(n, a + size)) for a in range(0, n, size)]
+
+
+def attention_parts(
+    kept: Kept,
+    model: Any,
+    layer: int,
+    positions: Sequence[int],
+    groups: Sequence[Sequence[int]],
+    heads: bool,
+    chunk: int | None = CHUNK,
+) -> AttentionParts:
+    """Split the attention sums x_mid_i at ``positions`` into the residual, one part per source
+    group (its tokens' alpha_ij^h f_h(x_j) summed; per head with ``heads``) and the bias.
+
+    ``chunk``: the floats of one block of parts; None computes each sum's parts in one block.
+    """
+    base: Any = engine.decoder(model)
+    module = base.layers[layer].self_attn
+    q, k, v = kept.captured.qkv[layer]  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
+    settings = kept.captured.settings[layer]
+    mask = kept.captured.mask.get(layer)
+    n_heads, head_dim, n_kv = q.shape[1], v.shape[-1], v.shape[1]
+    o_proj, _ = engine.head_writer(module, head_dim, "flow")
+    weight = o_proj.weight.detach().float().cpu()
+    bias = None if o_proj.bias is None else o_proj.bias.detach().float().cpu()
+    w = norm.head_columns(weight, n_heads)  # (H, hidden, D)
+    hidden = w.shape[1]
+    kv_of = torch.arange(n_heads) // (n_heads // n_kv)
+    per_part = (n_heads if heads else 1) * hidden
+    n_groups = len(groups)
+    pos = list(positions)
+    if chunk is None:
+        q_size, g_size = len(pos), n_groups
+    else:
+        pairs = max(1, chunk // per_part)
+        q_size = min(len(pos), max(1, math.isqrt(pairs)))
+        g_size = max(1, pairs // q_size)
+    owner = {j: g for g, members in enumerate(groups) for j in members}
+    first_token = [min(members) for members in groups]
+    out_res, out_src, out_bias = [], [], []
+    error = scale = 0.0
+    for block in _blocks(len(pos), q_size):
+        at = [pos[i] for i in block]
+        rows = engine.attention_rows(
+            q, k, torch.tensor([at]), settings.scaling, mask, settings.sliding_window, settings.softcap, settings.sinks
+        )  # (1, H, P, T)
+        x = kept.x[layer][at].float()  # (P, hidden)
+        y = x + norm.mixed(rows, v, weight, bias)[0]  # (P, hidden): the sum of the parts
+        y_norm = y.abs().sum(-1)  # (P,)
+        res = _proximity(y_norm, (y - x).abs().sum(-1))
+        summed = torch.zeros_like(y)
+        src = torch.zeros(len(at), n_groups, *([n_heads] if heads else []))
+        reach = max(at)
+        wanted = [g for g in range(n_groups) if first_token[g] <= reach]
+        for g_block in _blocks(len(wanted), g_size):
+            gs = [wanted[i] for i in g_block]
+            tokens = [j for g in gs for j in groups[g]]
+            place = {g: n for n, g in enumerate(gs)}
+            local = torch.tensor([place[owner[j]] for j in tokens]) if len(tokens) > len(gs) else None
+            values = v[0][kv_of][:, tokens].float()  # (H, J, D): the KV head each query head reads
+            f = torch.einsum("hjd,hod->jho", values, w)  # (J, H, hidden): f_h(x_j)
+            alpha = rows[0][:, :, tokens]  # (H, P, J)
+            if heads:
+                z = alpha.permute(1, 2, 0)[..., None] * f[None]  # (P, J, H, hidden)
+            else:
+                z = torch.einsum("hpj,jho->pjo", alpha, f)  # (P, J, hidden)
+            if local is not None:  # a word's tokens summed into one part
+                z = torch.zeros(len(at), len(gs), *z.shape[2:]).index_add_(1, local, z)
+            summed += z.sum(dim=tuple(range(1, z.dim() - 1)))
+            gap = (y.view(len(at), 1, *([1] if heads else []), hidden) - z).abs().sum(-1)
+            src[:, gs] = _proximity(y_norm.view(-1, 1, *([1] if heads else [])), gap)
+        b = None if bias is None else _proximity(y_norm, (y - bias).abs().sum(-1))
+        model_sum = x + kept.attn[layer][at].float()
+        ours = x + summed + (0.0 if bias is None else bias)
+        error = max(error, float((ours - model_sum).abs().max()))
+        scale = max(scale, float(model_sum.abs().max()))
+        total = res + src.reshape(len(at), -1).sum(-1) + (0.0 if b is None else b)
+        total = torch.where(total > 0, total, torch.ones_like(total))
+        out_res.append(res / total)
+        out_src.append(src / total.view(-1, 1, *([1] if heads else [])))
+        if b is not None:
+            out_bias.append(b / total)
+    return AttentionParts(
+        residual=torch.cat(out_res),
+        sources=torch.cat(out_src),
+        bias=torch.cat(out_bias) if bias is not None else None,
+        error=error,
+        scale=scale,
+    )
+
+
+def mlp_parts(kept: Kept, layer: int, positions: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, float, float]:
+    """The MLP sums x_out_i = x_mid_i + MLP(x_mid_i) at ``positions``: the importances of x_mid and of
+    the MLP's output (P,) each, the completeness error against the layer's output, and its scale."""
+    at = list(positions)
+    mid = kept.x[layer][at].float() + kept.attn[layer][at].float()
+    out = kept.mlp[layer][at].float()
+    y = mid + out
+    y_norm = y.abs().sum(-1)
+    p_mid, p_mlp = _proximity(y_norm, out.abs().sum(-1)), _proximity(y_norm, mid.abs().sum(-1))
+    total = p_mid + p_mlp
+    total = torch.where(total > 0, total, torch.ones_like(total))
+    model_out = kept.x[layer + 1][at].float()
+    return p_mid / total, p_mlp / total, float((y - model_out).abs().max()), float(model_out.abs().max())
+
+
+def source_groups(words: Sequence[Any], length: int, by: FlowBy) -> list[list[int]]:
+    """The source parts: one per token, or one per word (its tokens before ``length``)."""
+    if by == "token":
+        return [[j] for j in range(length)]
+    out = [[j for j in w.tokens if j < length] for w in words]
+    return [g for g in out if g]
+
+
+def walk(
+    kept: Kept,
+    model: Any,
+    pos: int,
+    groups: Sequence[Sequence[int]],
+    threshold: float,
+    heads: bool,
+    chunk: int | None = CHUNK,
+) -> tuple[list[Edge], list[LayerCheck]]:
+    """The edges above ``threshold`` that the walk from ``pos`` after the last layer reaches, and
+    each layer's completeness check. A source group stands for its last token up to the query."""
+    n_layers = len(kept.attn)
+    reached = {pos}
+    edges: list[Edge] = []
+    checks: list[LayerCheck] = []
+    for layer in reversed(range(n_layers)):
+        outs = sorted(reached)
+        mids: list[int] = []
+        mlp_error = mlp_scale = 0.0
+        if outs:
+            imp_mid, imp_mlp, mlp_error, mlp_scale = mlp_parts(kept, layer, outs)
+            for i, a, b in zip(outs, imp_mid.tolist(), imp_mlp.tolist(), strict=True):
+                if b > threshold:
+                    edges.append(Edge(layer, "mlp", "mlp", i, i, None, b))
+                if a > threshold:
+                    edges.append(Edge(layer, "residual", "mlp", i, i, None, a))
+                if a > threshold or b > threshold:
+                    mids.append(i)
+        reached = set()
+        att_error = att_scale = 0.0
+        if mids:
+            parts = attention_parts(kept, model, layer, mids, groups, heads, chunk)
+            att_error, att_scale = parts.error, parts.scale
+            for p, i in enumerate(mids):
+                r = float(parts.residual[p])
+                if r > threshold:
+                    edges.append(Edge(layer, "residual", "attention", i, i, None, r))
+                    reached.add(i)
+                if parts.bias is not None and float(parts.bias[p]) > threshold:
+                    edges.append(Edge(layer, "bias", "attention", None, i, None, float(parts.bias[p])))
+                row = parts.sources[p]
+                for g in torch.nonzero((row.amax(-1) if heads else row) > threshold).flatten().tolist():
+                    source = max(j for j in groups[g] if j <= i)
+                    if heads:
+                        for h in torch.nonzero(row[g] > threshold).flatten().tolist():
+                            edges.append(Edge(layer, "attention", "attention", source, i, h, float(row[g, h])))
+                    else:
+                        edges.append(Edge(layer, "attention", "attention", source, i, None, float(row[g])))
+                    reached.add(source)
+        checks.append(
+            LayerCheck(
+                layer=layer,
+                attention=mids,
+                mlp=outs,
+                attention_error=att_error,
+                mlp_error=mlp_error,
+                scale=max(att_scale, mlp_scale),
+            )
+        )
+    return edges, checks[::-1]
+
+
+def verify(
+    loaded: Loaded,
+    ids: Sequence[int],
+    edges: Sequence[Edge],
+    groups: Sequence[Sequence[int]],
+    prediction: Metric,
+    top: int,
+    batch: int,
+) -> tuple[float, list[VerifiedEdge]]:
+    """Knock out each of the ``top`` most important attention edges in its own layer (every head, or
+    the edge's head): the baseline log P(prediction) and each knockout's log-prob. An edge whose
+    knockout would leave its query no key at all is left out."""
+    stack = Stack(loaded.model, ids)
+    baseline = stack.baseline(prediction)
+    owner = {j: g for g, members in enumerate(groups) for j in members}
+    chosen: list[tuple[Edge, list[int]]] = []
+    ranked = sorted(
+        (e for e in edges if e.kind == "attention" and e.from_ is not None),
+        key=lambda e: (-e.importance, -e.layer, e.to, e.from_ or 0, e.head or 0),
+    )
+    for e in ranked:
+        assert e.from_ is not None
+        sources = [j for j in groups[owner[e.from_]] if j <= e.to]
+        if len(sources) == e.to + 1:  # every key of the query: nothing would be left to attend to
+            continue
+        chosen.append((e, sources))
+        if len(chosen) == top:
+            break
+    all_heads = list(range(stack.n_heads))
+    rows = [
+        Row(
+            start=e.layer,
+            hidden=stack.residual[e.layer][0],
+            cuts={e.layer: cut(stack, [e.to], sources, all_heads if e.head is None else [e.head])},
+        )
+        for e, sources in chosen
+    ]
+    metrics = sweeps(rows, prediction, stack, batch)
+    out = [
+        VerifiedEdge(
+            layer=e.layer,
+            from_=e.from_ or 0,
+            to=e.to,
+            head=e.head,
+            sources=sources,
+            importance=e.importance,
+            logprob=m,
+            effect=0.0,  # derived below (results.derive.flow_numbers)
+        )
+        for (e, sources), m in zip(chosen, metrics, strict=True)
+    ]
+    return baseline, out
+
+
+def flow(
+    loaded: Loaded,
+    prompt: str,
+    *,
+    pos: int = -1,
+    threshold: float = 0.04,
+    by: FlowBy = "token",
+    heads: bool = False,
+    verify_top: int = 0,
+    batch: int = 16,
+    chunk: int | None = CHUNK,
+    chat: ChatSpec | None = None,
+) -> FlowResult:
+    """The information-flow routes to the prediction at ``pos``: every part above ``threshold``
+    that the walk from there reaches, with each layer's completeness check; with ``verify_top``
+    K, the K most important attention edges knocked out one at a time."""
+    check_threshold(threshold)
+    if by not in ("token", "word"):
+        raise AttnscopeError(f"by {by!r}: use token or word", option="by")
+    if isinstance(verify_top, bool) or verify_top < 0:
+        raise AttnscopeError(f"verify {verify_top}: give 0 or more edges", option="verify")
+    if batch < 1:
+        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
+    model = loaded.model
+    why = layout_problem(model)
+    if why is not None:
+        raise AttnscopeError(f"flow splits each layer into x + attention and x_mid + MLP, but {why}", ExitCode.MODEL)
+    if verify_top:
+        engine.prepare(model)
+        why = unsupported(model)
+        if why is not None:
+            raise AttnscopeError(
+                f"verify knocks edges out, which is not supported on this model: {why}",
+                ExitCode.MODEL,
+                cli=f"--verify knocks edges out, which is not supported on this model: {why}",
+            )
+    enc = encode_prompt(loaded.tokenizer, prompt, chat)
+    check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
+    at = query_at(enc, pos, "pos").index
+    ids = enc.ids[: at + 1]  # nothing after the prediction's position can change it
+    guard(loaded, len(ids), CHUNK if chunk is None else chunk)
+    kept = forward(model, ids)
+    base: Any = engine.decoder(model)
+    with torch.inference_mode():
+        logits = model.lm_head(base.norm(kept.x[-1][-1:].to(next(model.parameters()).device)))[-1].float()
+    logp = torch.log_softmax(logits, dim=-1)
+    top = int(logp.argmax())
+    groups = source_groups(enc.words, len(ids), by)
+    edges, checks = walk(kept, model, at, groups, threshold, heads, chunk)
+    metric = Metric(kind="logprob", target_id=top, foil_id=None, target=_label(loaded.tokenizer, top))
+    baseline, verified = (None, []) if not verify_top else verify(loaded, ids, edges, groups, metric, verify_top, batch)
+    numbers = flow_numbers(baseline, verified)
+    return FlowResult(
+        model=loaded.info,
+        text=enc.text,
+        chat=enc.chat,
+        tokens=enc.tokens,
+        words=enc.words,
+        token_ids=list(enc.ids),
+        pos=at,
+        prediction=top,
+        prediction_text=metric.target,
+        logprob=float(logp[top]),
+        threshold=threshold,
+        by=by,
+        heads=heads,
+        edges=edges,
+        layers=checks,
+        tolerance=TOLERANCE,
+        verified=numbers.verified,
+        baseline=baseline,
+        rank_correlation=numbers.rank_correlation,
+    )

@@ -64,6 +64,7 @@ COMMANDS: tuple[Command, ...] = (
     _analysis("ablate", "AblateResult", 1, figure=True),
     _analysis("knockout", "KnockoutResult", 1, figure=True),
     _analysis("patch", "PatchResult", 1, figure=True),
+    _analysis("flow", "FlowResult", 1, figure=True),
     Command("explore", cli="attnscope.cli.explore:explore_cmd"),
 )
 

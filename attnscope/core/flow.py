@@ -43,7 +43,12 @@ CHUNK = 1 << 22  # floats in one block of parts: (queries, sources[, heads], hid
 TOLERANCE = 1e-4  # completeness: the parts of a sum add back to it within this (fp32)
 # Layer modules that put a norm (or a scale) between a block and the residual stream: the
 # block's output is then not what is added to x, and the sums do not split as flow assumes.
-_EXTRA_NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm", "post_self_attn_layernorm", "post_mlp_layernorm")
+_EXTRA_NORMS = (
+    "pre_feedforward_layernorm",
+    "post_feedforward_layernorm",
+    "post_self_attn_layernorm",
+    "post_mlp_layernorm",
+)
 
 
 def layout_problem(model: Any) -> str | None:
@@ -53,7 +58,9 @@ def layout_problem(model: Any) -> str | None:
     config: Any = base.config
     kind = str(getattr(config, "model_type", "") or type(model).__name__)
     for index, layer in enumerate(base.layers):
-        missing = [n for n in ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm") if not hasattr(layer, n)]
+        missing = [
+            n for n in ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm") if not hasattr(layer, n)
+        ]
         if missing:
             return f"layer {index} of this {kind} model has no {', '.join(missing)}"
         extra = [n for n in _EXTRA_NORMS if hasattr(layer, n)]
@@ -67,7 +74,9 @@ def layout_problem(model: Any) -> str | None:
 
 def check_threshold(threshold: float) -> None:
     if isinstance(threshold, bool) or not 0 < threshold < 1 or math.isnan(threshold):
-        raise AttnscopeError(f"threshold {threshold}: give a number between 0 and 1 (both left out)", option="threshold")
+        raise AttnscopeError(
+            f"threshold {threshold}: give a number between 0 and 1 (both left out)", option="threshold"
+        )
 
 
 @dataclass

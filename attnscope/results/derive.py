@@ -26,6 +26,8 @@ import numpy.typing as npt
 from attnscope.errors import AttnscopeError
 from attnscope.results.ablate import CheckedHead, RankedEffect
 from attnscope.results.common import Token, Word
+from attnscope.results.flow import Edge as FlowEdge
+from attnscope.results.flow import LayerCheck as FlowCheck
 from attnscope.results.flow import VerifiedEdge
 from attnscope.results.generate import HeadShare, WordShare
 from attnscope.results.heads import HeadScore, TopHead
@@ -474,3 +476,33 @@ def flow_numbers(baseline: float | None, verified: Sequence[VerifiedEdge]) -> Fl
     return FlowNumbers(
         verified=done, rank_correlation=spearman([v.importance for v in done], [-v.effect for v in done])
     )
+
+
+@dataclass(frozen=True)
+class FlowRoutes:
+    """What the ``flow`` view and figure read off the edges."""
+
+    attention: dict[int, list[FlowEdge]]  # layer -> its attention edges, importance descending
+    inputs: list[int]  # the positions the routes reach at the first layer's input
+    reading: list[int]  # layers with an attention edge from another position
+    error: float  # the largest completeness error over the layers
+    scale: float  # the largest value of the sums checked
+    ok: bool  # every error within the tolerance, relative to max(1, scale)
+
+
+def flow_routes(edges: Sequence[FlowEdge], checks: Sequence[FlowCheck], tolerance: float) -> FlowRoutes:
+    """The attention edges per layer, the input positions the routes reach, and the completeness verdict."""
+    attention: dict[int, list[FlowEdge]] = {}
+    inputs: set[int] = set()
+    for e in edges:
+        if e.kind == "attention":
+            attention.setdefault(e.layer, []).append(e)
+        if e.layer == 0 and e.block == "attention" and e.from_ is not None and e.kind != "bias":
+            inputs.add(e.from_)
+    for layer in attention.values():
+        layer.sort(key=lambda e: (-e.importance, e.to, e.from_ or 0, e.head or 0))
+    reading = sorted(layer for layer, found in attention.items() if any(e.from_ != e.to for e in found))
+    error = max((max(c.attention_error, c.mlp_error) for c in checks), default=0.0)
+    scale = max((c.scale for c in checks), default=0.0)
+    ok = all(max(c.attention_error, c.mlp_error) <= tolerance * max(1.0, c.scale) for c in checks)
+    return FlowRoutes(attention=attention, inputs=sorted(inputs), reading=reading, error=error, scale=scale, ok=ok)

@@ -1,0 +1,74 @@
+"""``attnscope flow``: the information-flow routes to a prediction, each part's importance, and a knockout check."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, get_args
+
+import typer
+
+from attnscope.cli.command import command
+from attnscope.cli.inputs import read_prompt
+from attnscope.cli.options import BatchOpt, Chat, Model, Output, PromptArg
+
+
+@command
+def flow_cmd(
+    prompt: PromptArg,
+    pos: Annotated[
+        int,
+        typer.Option("--pos", help="The position whose prediction the routes lead to; negative counts from the end."),
+    ] = -1,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Keep the parts whose importance is above this (between 0 and 1).")
+    ] = 0.04,
+    by: Annotated[
+        str, typer.Option("--by", help="token|word: one part per source token, or a word's tokens as one part.")
+    ] = "token",
+    heads: Annotated[bool, typer.Option("--heads", help="One attention part per source and head.")] = False,
+    verify: Annotated[
+        int,
+        typer.Option(
+            "--verify",
+            help="Knock out the K most important attention edges, one at a time, and show the log-prob change.",
+        ),
+    ] = 0,
+    batch: BatchOpt = 16,
+    *,
+    model: Model,
+    chat: Chat,
+    out: Output,
+) -> None:
+    """Trace the routes along which information reaches the prediction (Ferrando & Voita 2024)."""
+    from attnscope.cli.parse import chat_spec
+    from attnscope.core.flow import check_threshold
+    from attnscope.core.spec import one_of
+    from attnscope.errors import AttnscopeError
+    from attnscope.results.flow import FlowBy
+
+    text = read_prompt(prompt)
+    check_threshold(threshold)
+    grouping = one_of(by, get_args(FlowBy), "by")
+    if verify < 0:
+        raise AttnscopeError(f"--verify {verify}: give 0 or more edges")
+    spec = chat_spec(chat.chat, chat.system, None)
+
+    def pos_fits(tokenizer: Any) -> None:
+        from attnscope.core.tokens import encode_prompt, query_at
+
+        query_at(encode_prompt(tokenizer, text, spec), pos, "pos")
+
+    loaded = model.load(prompts=[text], chat=chat, tokenizer_checks=[pos_fits])
+    from attnscope.core.flow import flow
+
+    result = flow(
+        loaded,
+        text,
+        pos=pos,
+        threshold=threshold,
+        by=grouping,
+        heads=heads,
+        verify_top=verify,
+        batch=batch,
+        chat=spec,
+    )
+    out.emit(result)

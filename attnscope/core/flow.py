@@ -89,28 +89,37 @@ class Kept:
     captured: engine.Captured  # q, k, v, mask and softmax settings of every layer
 
 
-def kept_bytes(n_layers: int, tokens: int, hidden: int, n_heads: int, n_kv: int, head_dim: int, chunk: int) -> int:
-    """What :func:`forward` keeps (fp32) for ``tokens`` tokens, plus one block of parts and its copies."""
+def kept_bytes(
+    n_layers: int, tokens: int, hidden: int, n_heads: int, n_kv: int, head_dim: int, chunk: int, heads: bool
+) -> int:
+    """What :func:`forward` keeps (fp32) for ``tokens`` tokens, plus the largest block of parts and its copies."""
     per_token = n_layers * (3 * hidden + n_heads * head_dim + 2 * n_kv * head_dim) + hidden
-    return per_token * tokens * memory.FP32 + 4 * chunk * memory.FP32
+    block = min(chunk, tokens * tokens * (n_heads if heads else 1) * hidden)
+    return (per_token * tokens + 4 * block) * memory.FP32
 
 
-def guard(loaded: Loaded, tokens: int, chunk: int) -> None:
+def guard(loaded: Loaded, tokens: int, chunk: int, heads: bool) -> None:
     """Refuse a prompt whose kept activations do not fit, saying how many tokens would."""
     info = loaded.info
     config: Any = loaded.model.config
     hidden = int(config.hidden_size)
     head_dim = info.head_dim or hidden // info.num_attention_heads
     shape = (info.num_hidden_layers, hidden, info.num_attention_heads, info.num_key_value_heads, head_dim)
-    need = kept_bytes(shape[0], tokens, *shape[1:], chunk)
+
+    def need(n: int) -> int:
+        return kept_bytes(shape[0], n, *shape[1:], chunk, heads)
+
     room = memory.budget("cpu")
-    if room is None or need <= room:
+    if room is None or need(tokens) <= room:
         return
-    one = kept_bytes(shape[0], 1, *shape[1:], 0)
-    fits = max(0, (room - kept_bytes(shape[0], 0, *shape[1:], chunk)) // one)
+    low, high = 0, tokens  # need(low) fits (or low is 0), need(high) does not
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if need(mid) <= room else (low, mid)
     raise AttnscopeError(
         f"flow keeps every layer's activations for the {tokens} tokens up to the prediction: about "
-        f"{memory.fmt_bytes(need)}, but only {memory.fmt_bytes(room)} can be used; about {fits} tokens would fit",
+        f"{memory.fmt_bytes(need(tokens))}, but only {memory.fmt_bytes(room)} can be used; about {low} tokens "
+        "would fit (an earlier --pos, or a shorter prompt)",
         ExitCode.RESOURCE,
     )
 
@@ -444,7 +453,7 @@ def flow(
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
     at = query_at(enc, pos, "pos").index
     ids = enc.ids[: at + 1]  # nothing after the prediction's position can change it
-    guard(loaded, len(ids), CHUNK if chunk is None else chunk)
+    guard(loaded, len(ids), CHUNK if chunk is None else chunk, heads)
     kept = forward(model, ids)
     base: Any = engine.decoder(model)
     with torch.inference_mode():

@@ -18,7 +18,7 @@ from attnscope.render.common import model_line, ranges
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results import derive as d
-from attnscope.results.flow import Edge, FlowResult
+from attnscope.results.flow import FlowResult
 
 SHOWN = 6  # attention edges listed per layer (the JSON holds them all)
 
@@ -35,12 +35,6 @@ def place(r: FlowResult, pos: int) -> str:
     else:
         label = r.tokens[pos].label
     return f"{label}({pos})"
-
-
-def edge_text(r: FlowResult, e: Edge, lang: Lang) -> str:
-    assert e.from_ is not None
-    key = "flow.edge_head" if e.head is not None else "flow.edge"
-    return t(lang, key, source=place(r, e.from_), target=place(r, e.to), head=e.head, value=f"{e.importance:.2f}")
 
 
 def source_words(r: FlowResult, inputs: list[int]) -> list[str]:
@@ -83,22 +77,30 @@ def view(r: FlowResult, ctx: Ctx) -> RenderableType:
     parts.append(Text(t(lang, title, threshold=r.threshold, by=t(lang, f"flow.by_{r.by}")), style="dim"))
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="dim")
     table.add_column(t(lang, "flow.col.layer"), justify="right", no_wrap=True)
-    table.add_column(t(lang, "flow.col.edges"), overflow="fold")
+    table.add_column(t(lang, "flow.col.from"), no_wrap=True)
+    table.add_column("", no_wrap=True)
+    table.add_column(t(lang, "flow.col.to"), no_wrap=True)
+    if r.heads:
+        table.add_column(t(lang, "flow.col.head"), justify="right", no_wrap=True)
+    table.add_column(t(lang, "flow.col.importance"), justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True, style="dim")
     quiet = []
     for layer in reversed(range(len(r.layers))):
         found = routes.attention.get(layer, [])
-        if found:
-            listed = t(lang, "flow.list_sep").join(edge_text(r, e, lang) for e in found[:SHOWN])
-            if len(found) > SHOWN:
-                listed += t(lang, "flow.more", n=len(found) - SHOWN)
-            table.add_row(str(layer), listed)
-        else:
+        if not found:
             quiet.append(layer)
-    parts.append(table)
+        for n, e in enumerate(found[:SHOWN]):
+            assert e.from_ is not None
+            more = t(lang, "flow.more", n=len(found) - SHOWN) if n == SHOWN - 1 and len(found) > SHOWN else ""
+            cells = [str(layer), place(r, e.from_), "→", place(r, e.to)]
+            cells += [str(e.head)] if r.heads else []
+            table.add_row(*cells, f"{e.importance:.2f}", more)
+    parts.append(FitColumns(table))
     if quiet:
         parts.append(Text(t(lang, "flow.residual_only", layers=ranges(lang, sorted(quiet))), style="dim"))
-    inputs = t(lang, "flow.list_sep").join(place(r, j) for j in routes.inputs) or "-"
-    parts += [Text(t(lang, "flow.inputs", tokens=inputs)), Text("")]
+    reached = sorted({r.tokens[j].word for j in routes.inputs})
+    words = t(lang, "flow.list_sep").join(r.words[w].text for w in reached) or "-"
+    parts += [Text(t(lang, "flow.inputs", positions=ranges(lang, routes.inputs), words=words)), Text("")]
     counts = {kind: sum(e.kind == kind for e in r.edges) for kind in ("attention", "residual", "mlp", "bias")}
     parts += [Text(t(lang, "flow.counts", **counts), style="dim"), completeness(r, routes, lang)]
     parts += [model_line(lang, r.model)]

@@ -20,6 +20,8 @@ CASES = {
     "mask-note": ["mask", "--size", "4"],
     "trace": ["trace", SEED],
     "info": ["info"],
+    "flow": ["flow", SEED, "--threshold", "0.01"],
+    "flow-heads-ko": ["flow", SEED, "--threshold", "0.01", "--heads", "--by", "word", "--lang", "ko"],
 }
 
 

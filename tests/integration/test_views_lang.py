@@ -49,6 +49,8 @@ CASES = [
     ["generate", SEED, "--chat", "--system", "짧게 답한다.", "--max-new-tokens", "4", "--steps", "1-2"],
     ["generate", "--messages", str(DATA / "two-turns.json"), "--max-new-tokens", "2", "--layer", "0-1"],
     ["trace", "--messages", str(DATA / "two-turns.json")],
+    ["flow", SEED, "--threshold", "0.01", "--verify", "3"],
+    ["flow", SEED, "--threshold", "0.01", "--heads", "--by", "word"],
 ]
 
 

@@ -63,6 +63,8 @@ CASES = {
         "--model",
         MODEL,
     ],
+    "flow": ["flow", SEED, "--threshold", "0.01", "--verify", "3", "--model", MODEL],
+    "flow-heads-word": ["flow", SEED, "--threshold", "0.01", "--heads", "--by", "word", "--model", MODEL],
     "patch": [
         "patch",
         "--clean",

@@ -48,6 +48,7 @@ _LAZY = {
     "ablate": ("attnscope.core.ablate", "ablate"),
     "knockout": ("attnscope.core.knockout", "knockout"),
     "patch": ("attnscope.core.patch", "patch"),
+    "flow": ("attnscope.core.flow", "flow"),
     # their typed arguments
     "Selection": ("attnscope.core.spec", "Selection"),
     "IndexRange": ("attnscope.core.spec", "IndexRange"),
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors, which do not 
     from attnscope.core.batch import read_entries, run_batch
     from attnscope.core.explain import explain
     from attnscope.core.explore import explore
+    from attnscope.core.flow import flow
     from attnscope.core.generate import generate
     from attnscope.core.heads import heads
     from attnscope.core.info import info

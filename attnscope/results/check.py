@@ -21,6 +21,7 @@ import numpy as np
 from attnscope.results import Result
 from attnscope.results import derive as d
 from attnscope.results.ablate import AblateResult
+from attnscope.results.flow import FlowResult
 from attnscope.results.generate import GenerateResult, GenerateStep
 from attnscope.results.heads import HeadsResult
 from attnscope.results.knockout import KnockoutResult
@@ -325,4 +326,16 @@ def _patch(r: PatchResult) -> str | None:
             b = _shaped(stored, a.shape)
             if b is None or not np.allclose(a, b, rtol=TOL, atol=TOL, equal_nan=True):
                 return f"{name} does not follow from {name}_metric"
+    return None
+
+
+@problem.register
+def _flow(r: FlowResult) -> str | None:
+    again = d.flow_numbers(r.baseline, r.verified)
+    for v, w in zip(r.verified, again.verified, strict=True):
+        if _far(v.effect, w.effect):
+            return f"verified: the effect of L{v.layer} {v.from_} -> {v.to} is {v.effect:.6g}, but its log-prob gives {w.effect:.6g}"
+    a, b = again.rank_correlation, r.rank_correlation
+    if (a is None) != (b is None) or (a is not None and b is not None and _far(a, b)):
+        return f"rank_correlation {b} does not follow from the raw values ({a})"
     return None

@@ -35,9 +35,10 @@ class Edge:
     """
 
     layer: int
-    kind: EdgeKind
+    kind: EdgeKind  # attention: from a source position; residual: the sum's own input; mlp: the MLP's output; bias
     block: Block  # the sum the part belongs to: the attention block's or the MLP block's
-    from_: int | None = field(metadata={"json": "from"})  # the source position (null for the bias)
+    # the source position (by word: the source word's last token up to ``to``); null for the bias
+    from_: int | None = field(metadata={"json": "from"})
     to: int  # the position whose sum this part is in
     head: int | None  # the query head, with heads only (attention edges); null otherwise
     importance: float  # the part's proximity divided by the sum of the proximities of its sum's parts
@@ -80,7 +81,7 @@ class FlowResult(Result):
     chat: bool
     tokens: list[Token]
     words: list[Word]
-    token_ids: list[int]
+    token_ids: list[int]  # the ids of every token of text (the walk reads those up to pos)
     pos: int  # the position whose prediction the walk starts from
     prediction: int  # the token id the model predicts there
     prediction_text: str  # that token's text
@@ -88,7 +89,7 @@ class FlowResult(Result):
     threshold: float  # parts with an importance above this are kept
     by: FlowBy  # token: one part per source token; word: one per source word (its tokens summed)
     heads: bool  # one attention part per (source, head) instead of per source
-    edges: list[Edge]
+    edges: list[Edge]  # every part above the threshold at a position the walk reached, raw importances
     layers: list[LayerCheck]  # one per layer, from layer 0
     tolerance: float  # the completeness bound the errors are held to
     verified: list[VerifiedEdge] = field(default_factory=list)  # --verify: the top attention edges knocked out

@@ -24,9 +24,9 @@ from attnscope.results.flow import Edge, FlowResult
 ALL_COLUMNS = 48  # up to this many positions, every position is a column
 COL = 26.0
 HALF_ROW = 11.0  # from a layer's input row to its middle row
-WIDEST = 7.0  # the line of importance 1
+WIDEST = 10.0  # the line of importance 1
 LABEL_SIZE = 11.0
-COLOURS = {"attention": "#2f6fb3", "residual": "#9aa3ad", "mlp": "#e08a2e"}
+COLOURS = {"attention": "#1f5fa8", "residual": "#d3d8de", "mlp": "#f0b070"}
 
 
 def _columns(r: FlowResult) -> list[int]:

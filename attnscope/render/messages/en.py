@@ -711,6 +711,6 @@ MESSAGES: dict[str, str] = {
     "flow.fig_title": "Information flow to {prediction} at position {pos}",
     "flow.fig_axis": "rows: each layer's input (bottom: the tokens) and middle; line width ∝ importance",
     "flow.fig_layer": "L{layer}",
-    "flow.fig_legend": "blue: attention (from a source to the layer's middle), grey: residual, orange: MLP",
+    "flow.fig_legend": "blue: attention (from a source to the layer's middle), light grey: residual, orange: MLP",
     # == end flow ==
 }

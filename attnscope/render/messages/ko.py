@@ -701,7 +701,7 @@ MESSAGES: dict[str, str] = {
     "flow.fig_title": "위치 {pos}의 {prediction} 예측으로 가는 정보의 길",
     "flow.fig_axis": "행은 레이어마다 입력(맨 아래는 토큰)과 중간이다. 선의 굵기는 비중에 비례한다.",
     "flow.fig_layer": "레이어 {layer}",
-    "flow.fig_legend": "파랑: 어텐션(출발 위치에서 레이어 중간으로), 회색: 잔차, 주황: MLP",
+    "flow.fig_legend": "파랑: 어텐션(출발 위치에서 레이어 중간으로), 옅은 회색: 잔차, 주황: MLP",
     # == end flow ==
 }
 

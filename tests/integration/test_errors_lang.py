@@ -57,6 +57,10 @@ CASES: list[tuple[list[str], int]] = [
     (["mask", "--size", "4", "--pad", "9"], 2),
     (["generate", SEED, "--seed", "3", "--model", "MODEL"], 2),
     (["render", "no-such-result.json"], 6),
+    (["flow", SEED, "--threshold", "1.5", "--model", "MODEL"], 2),
+    (["flow", SEED, "--pos", "40", "--model", "MODEL"], 2),
+    (["flow", SEED, "--verify", "-2", "--model", "MODEL"], 2),
+    (["flow", SEED, "--by", "segment", "--model", "MODEL"], 2),
     (["weights", SEED, "--lang", "fr", "--model", "MODEL"], 2),
 ]
 

@@ -172,3 +172,20 @@ def test_memory_guard_says_what_would_fit(loaded: Any, monkeypatch: pytest.Monke
     flow(loaded, SEED, pos=fits - 1)  # that many tokens do fit
     with pytest.raises(AttnscopeError, match=f"for the {fits + 1} tokens"):
         flow(loaded, SEED, pos=fits)
+
+
+def test_model_errors_read_in_korean() -> None:
+    from attnscope.render.i18n import error_text
+
+    for message in (
+        "flow splits each layer into x + attention and x_mid + MLP, but the layers of this gemma2 model normalise "
+        "a block's output (pre_feedforward_layernorm, post_feedforward_layernorm) before adding it",
+        "--verify knocks edges out, which is not supported on this model: the attention of this phi3 model has no "
+        "k_proj, v_proj module",
+        "the causal commands run a model layer by layer, but the rotary embeddings of this olmo3 model need "
+        "layer_type as well as the positions",
+        "flow keeps every layer's activations for the 28 tokens up to the prediction: about 458 KiB, but only "
+        "300 KiB can be used; about 22 tokens would fit (an earlier --pos, or a shorter prompt)",
+    ):
+        worded = error_text("ko", message)
+        assert worded != message and "model" not in worded.replace("모델", ""), worded

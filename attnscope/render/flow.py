@@ -72,7 +72,12 @@ def completeness(r: FlowResult, routes: d.FlowRoutes, lang: Lang) -> Text:
 def view(r: FlowResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     routes = d.flow_routes(r.edges, r.layers, r.tolerance)
-    parts: list[RenderableType] = [Text(summary(r, routes, lang), style="bold"), Text("")]
+    parts: list[RenderableType] = [Text(summary(r, routes, lang), style="bold")]
+    direct = [e for layer in sorted(routes.attention, reverse=True) for e in routes.attention[layer] if e.to == r.pos]
+    if direct:
+        layers = ranges(lang, sorted({e.layer for e in direct}))
+        parts.append(Text(t(lang, "flow.direct", pos=r.pos, n=len(direct), layers=layers)))
+    parts.append(Text(""))
     title = "flow.edges_title_heads" if r.heads else "flow.edges_title"
     parts.append(Text(t(lang, title, threshold=r.threshold, by=t(lang, f"flow.by_{r.by}")), style="dim"))
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="dim")
@@ -91,11 +96,15 @@ def view(r: FlowResult, ctx: Ctx) -> RenderableType:
             quiet.append(layer)
         for n, e in enumerate(found[:SHOWN]):
             assert e.from_ is not None
-            more = t(lang, "flow.more", n=len(found) - SHOWN) if n == SHOWN - 1 and len(found) > SHOWN else ""
+            notes = [t(lang, "flow.into")] if e.to == r.pos else []
+            if n == SHOWN - 1 and len(found) > SHOWN:
+                notes.append(t(lang, "flow.more", n=len(found) - SHOWN))
+            more = t(lang, "flow.list_sep").join(notes)
             cells = [str(layer), place(r, e.from_), "→", place(r, e.to)]
             cells += [str(e.head)] if r.heads else []
             table.add_row(*cells, f"{e.importance:.2f}", more)
-    parts.append(FitColumns(table))
+    if table.row_count:
+        parts.append(FitColumns(table))
     if quiet:
         parts.append(Text(t(lang, "flow.residual_only", layers=ranges(lang, sorted(quiet))), style="dim"))
     reached = sorted({r.tokens[j].word for j in routes.inputs})

@@ -698,6 +698,8 @@ MESSAGES: dict[str, str] = {
     "flow.predicts": "At position {pos} (“{token}”) the model predicts {prediction} (log P = {logp}).",
     "flow.summary": "The routes reach it from {words}, through attention in layers {layers}.",
     "flow.summary_self": "No attention edge above {threshold} brings it another position's information: its routes stay on its own residual stream.",
+    "flow.direct": "{n} attention edges go straight into position {pos}, at layers {layers} (marked ◀ below)",
+    "flow.into": "◀",
     "flow.list_sep": ", ",
     "flow.by_token": "one part per source token",
     "flow.by_word": "one part per source word",

@@ -688,6 +688,8 @@ MESSAGES: dict[str, str] = {
     "flow.predicts": "위치 {pos}(“{token}”)에서 모델은 {prediction:/을} 예측한다(log P = {logp}).",
     "flow.summary": "이 예측으로 가는 길은 {words}에서 시작해 레이어 {layers}의 어텐션을 거친다.",
     "flow.summary_self": "비중이 {threshold}보다 큰 어텐션 연결이 다른 위치의 정보를 가져오지 않는다. 길은 자기 위치의 잔차 스트림에만 머문다.",
+    "flow.direct": "어텐션 연결 {n}개는 레이어 {layers}에서 위치 {pos:/로} 곧바로 들어간다(아래 ◀ 표시).",
+    "flow.into": "◀",
     "flow.list_sep": ", ",
     "flow.by_token": "출발 토큰마다 한 부분",
     "flow.by_word": "출발 단어마다 한 부분",

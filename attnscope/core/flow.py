@@ -31,7 +31,7 @@ from attnscope.capture import engine, memory, norm
 from attnscope.core.causal import Row, Stack, sweeps, unsupported
 from attnscope.core.knockout import cut
 from attnscope.core.spec import ChatSpec
-from attnscope.core.targets import _label
+from attnscope.core.targets import resolve_metric
 from attnscope.core.tokens import check_length, encode_prompt, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
@@ -462,7 +462,7 @@ def flow(
     top = int(logp.argmax())
     groups = source_groups(enc.words, len(ids), by)
     edges, checks = walk(kept, model, at, groups, threshold, heads, chunk)
-    metric = Metric(kind="logprob", target_id=top, foil_id=None, target=_label(loaded.tokenizer, top))
+    metric = resolve_metric(loaded.tokenizer, None, target_id=top)
     baseline, verified = (None, []) if not verify_top else verify(loaded, ids, edges, groups, metric, verify_top, batch)
     numbers = flow_numbers(baseline, verified)
     return FlowResult(

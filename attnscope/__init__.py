@@ -27,6 +27,8 @@ _LAZY = {
     # loading and reading results back
     "load": ("attnscope.capture.engine", "load"),
     "from_json": ("attnscope.results", "from_json"),
+    "load_arrays": ("attnscope.results.arrays", "load_arrays"),
+    "write_arrays": ("attnscope.results.arrays", "write_arrays"),
     "AttnscopeError": ("attnscope.errors", "AttnscopeError"),
     # the analyses
     "weights": ("attnscope.core.weights", "weights"),
@@ -83,6 +85,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors, which do not 
     from attnscope.core.weights import weights
     from attnscope.errors import AttnscopeError
     from attnscope.results import from_json
+    from attnscope.results.arrays import load_arrays, write_arrays
     from attnscope.results.segments import Message
     from attnscope.results.weights import WeightsView
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
@@ -147,7 +148,10 @@ def attention_rows(
         # A decode step against a KV cache: the one query sees every key, so nothing is masked.
         q_one = query.float().view(batch, n_kv, groups, 1, head_dim)  # (B, KV, G, 1, D)
         scores = torch.einsum("bkgpd,bktd->bkgpt", q_one, key.float()) * scaling  # (B, KV, G, 1, T)
-        return scores_to_rows(scores.reshape(batch, n_heads, 1, kv_len), softcap, sinks)
+        scores = scores.reshape(batch, n_heads, 1, kv_len)
+        if softcap is None and sinks is None:
+            return torch.softmax(scores, dim=-1)  # no key is masked, so no row is empty
+        return scores_to_rows(scores, softcap, sinks)
     n_pos = positions.shape[1]
     idx = positions.to(query.device)[:, None, :, None].expand(batch, n_heads, n_pos, head_dim)
     q_sel = torch.gather(query, 2, idx).float()  # (B, H, P, D)
@@ -255,7 +259,7 @@ def _attention(
         positions = torch.full((query.shape[0], 1), query.shape[2] - 1, dtype=torch.long)
     if layer in request.layers:
         q_in, k_in, m_in, s_in = query, key, attention_mask, sinks
-        if request.heads is not None:
+        if request.heads is not None and len(request.heads) < query.shape[1]:  # all heads: nothing to copy
             q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
             s_in = None if sinks is None else sinks[sorted(request.heads)]
         captured.rows[layer] = attention_rows(
@@ -464,6 +468,14 @@ def _guard_memory(
         memory.guard(transient, scores, said, device, cli=cli)
 
 
+def all_finite(values: torch.Tensor) -> bool:
+    """No NaN or inf in a CPU tensor. numpy's check: on a busy machine torch's own spreads each
+    small tensor over its thread pool and can take a hundred times longer."""
+    if values.device.type == "cpu" and values.dtype in (torch.float32, torch.float64):
+        return bool(np.isfinite(values.detach().numpy()).all())
+    return bool(torch.isfinite(values).all())
+
+
 def check_finite(rows: dict[int, torch.Tensor], heads: Sequence[int] | None = None) -> None:
     """Stop with a message naming the layer and head if any captured row is NaN or inf.
 
@@ -471,6 +483,8 @@ def check_finite(rows: dict[int, torch.Tensor], heads: Sequence[int] | None = No
     request selected heads (``Request.heads``, sorted); None means the axis is all heads.
     """
     for layer in sorted(rows):
+        if all_finite(rows[layer]):
+            continue
         bad = ~torch.isfinite(rows[layer])  # (B, H, P, T)
         if bad.any():
             index = int(bad.any(dim=-1).any(dim=-1).any(dim=0).nonzero()[0])

@@ -13,7 +13,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_lines, read_prompt
-from attnscope.cli.options import Answer, BatchOpt, Chat, HeadOpt, LayerOpt, Model, Output, PromptArg
+from attnscope.cli.options import Answer, ArrayOutput, BatchOpt, Chat, HeadOpt, LayerOpt, Model, PromptArg
 
 
 @command
@@ -48,7 +48,7 @@ def ablate_cmd(
     answer: Answer,
     model: Model,
     chat: Chat,
-    out: Output,
+    out: ArrayOutput,
 ) -> None:
     """Remove each head's output and report the exact change in log P(target) (or target - foil)."""
     from attnscope.cli.parse import chat_spec, parse_indices, parse_positions

@@ -10,7 +10,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_messages, read_prompt
-from attnscope.cli.options import Chat, HeadOpt, LayerOpt, MessagesOpt, Model, Output
+from attnscope.cli.options import ArrayOutput, Chat, HeadOpt, LayerOpt, MessagesOpt, Model
 from attnscope.cli.terminal import Terminal
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
@@ -38,7 +38,7 @@ def generate_cmd(
     ] = None,
     model: Model,
     chat: Chat,
-    out: Output,
+    out: ArrayOutput,
     terminal: Terminal,
 ) -> None:
     """Generate an answer with the KV cache; show where each new token looked (captured in the same step)."""

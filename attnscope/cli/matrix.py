@@ -8,7 +8,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import ByOpt, Chat, HeadOpt, LayerOpt, MeasureOpt, Model, Output, PromptArg
+from attnscope.cli.options import ArrayOutput, ByOpt, Chat, HeadOpt, LayerOpt, MeasureOpt, Model, PromptArg
 
 
 @command
@@ -24,7 +24,7 @@ def matrix_cmd(
     *,
     model: Model,
     chat: Chat,
-    out: Output,
+    out: ArrayOutput,
 ) -> None:
     """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
     from attnscope.cli.parse import chat_spec, parse_one, parse_window

@@ -46,6 +46,14 @@ MessagesOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the view.")]
 SvgOpt = Annotated[str | None, typer.Option("--svg", help="Also draw the figure into this SVG file.")]
+ArraysOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--arrays",
+        help="Write the result's arrays (the attention rows, the grids) to this .safetensors or .npz file; "
+        "with --json the JSON keeps the rest and names the file and each array's key.",
+    ),
+]
 HtmlOpt = Annotated[str | None, typer.Option("--html", help="Also write an HTML page holding the same SVG figure.")]
 LangOpt = Annotated[
     str | None, typer.Option("--lang", help="Language of the view: en|ko. Default: $ATTNSCOPE_LANG, else en.")
@@ -264,12 +272,68 @@ class Output(OptionGroup):
             from attnscope.render.fit import print_width
 
             view = render.view(result, ctx)  # first: a view that fails writes nothing
-            if self.svg or self.html:
-                render.export(result, ctx, svg=self.svg, html=self.html)
+        doc = self.saved(result)
+        if self.svg or self.html:
+            render.export(result, ctx, svg=self.svg, html=self.html)
         if self.as_json:
-            write_json(result.to_json())
+            write_json(doc if doc is not None else result.to_json())
         else:
             assert view is not None
             render.console(width=self.width or print_width(view, sys.stdout.isatty(), os.environ.get("COLUMNS"))).print(
                 view
             )
+
+    def saved(self, result: Any) -> dict[str, Any] | None:
+        """Files written beside the output before it is printed; the document to print instead of
+        the result's own, or None (``ArrayOutput`` writes the arrays file here)."""
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayOutput(Output):
+    """Output for a result with array fields (its class's ``ARRAYS``): ``--arrays FILE`` too.
+
+    The file name is checked when the group is made, before any model loads. The arrays file
+    is written (atomically) after the view is made and before anything is printed, so a
+    failure leaves neither a file nor output; with ``--json`` the printed document holds
+    references to it, naming it relative to the folder of the file stdout is redirected to
+    (else the current folder). The file also holds that document, so it renders alone."""
+
+    arrays: ArraysOpt = None
+
+    def __post_init__(self) -> None:
+        if self.arrays is not None:
+            from attnscope.results.arrays import check_writable
+
+            check_writable(self.arrays)
+
+    def saved(self, result: Any) -> dict[str, Any] | None:
+        if self.arrays is None:
+            return None
+        from pathlib import Path
+
+        from attnscope.errors import AttnscopeError
+        from attnscope.results.arrays import ArraySink, array_format, doc_name, save_arrays
+
+        target = Path(self.arrays)
+        sink = ArraySink(doc_name(target, stdout_folder() if self.as_json else None), array_format(target))
+        doc: dict[str, Any] = result.to_json(arrays=sink)
+        if not sink.arrays:
+            raise AttnscopeError(f"--arrays {self.arrays}: this {result.SCHEMA} result holds no arrays to write")
+        save_arrays(target, sink, doc)
+        return doc
+
+
+def stdout_folder() -> Any:
+    """The folder of the file stdout is redirected to (``> out/doc.json``), or None when stdout is
+    a terminal, a pipe, or a stream without a file (a test's captured output)."""
+    import stat
+    from pathlib import Path
+
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return Path(os.readlink(f"/proc/self/fd/{fd}")).parent
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -7,7 +7,7 @@ from typing import Annotated, Any, get_args
 import typer
 
 from attnscope.cli.command import command
-from attnscope.cli.options import Answer, BatchOpt, LayerOpt, Model, Output
+from attnscope.cli.options import Answer, ArrayOutput, BatchOpt, LayerOpt, Model
 
 
 @command
@@ -32,7 +32,7 @@ def patch_cmd(
     *,
     answer: Answer,
     model: Model,
-    out: Output,
+    out: ArrayOutput,
 ) -> None:
     """Patch each head's output (or K/V head, or residual position) from one run into the other."""
     from attnscope.cli.parse import parse_indices, parse_sites

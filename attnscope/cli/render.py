@@ -9,18 +9,24 @@ from typing import Annotated, Any
 import typer
 
 from attnscope.cli.command import command
-from attnscope.cli.options import Output
+from attnscope.cli.options import ArrayOutput
 
 
 def read_result(path: str, line: int | None = None) -> Any:
     """The result saved in ``path`` (a file written by any command's --json, or - for stdin);
     with ``line``, the ``line``-th document (1-based, blank lines skipped) of a JSON Lines file
-    such as ``weights --input FILE --json`` writes."""
+    such as ``weights --input FILE --json`` writes.
+
+    A document written with ``--arrays`` reads its arrays from the file it names (absolute, or
+    relative to the document's folder; from stdin, the current folder). ``path`` may also be such
+    an arrays file (.safetensors, .npz): it holds its document too."""
     import sys
 
     from attnscope.errors import AttnscopeError, ExitCode
-    from attnscope.results import from_json
+    from attnscope.results.arrays import FORMATS
 
+    if path != "-" and Path(path).suffix.lower() in FORMATS:
+        return _from_arrays_file(Path(path))
     name = "stdin" if path == "-" else path
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
@@ -49,12 +55,31 @@ def read_result(path: str, line: int | None = None) -> Any:
         raise AttnscopeError(
             f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{cut}", ExitCode.INPUT_FILE
         ) from None
+    return _rebuilt(doc, name, None if path == "-" else Path(path).parent)
+
+
+def _rebuilt(doc: Any, name: str, folder: Path | None) -> Any:
+    """``from_json`` of ``doc``, its errors prefixed with the file's ``name``."""
+    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.results import from_json
+
     try:
-        return from_json(doc)
+        return from_json(doc, folder)
     except AttnscopeError as exc:
         raise AttnscopeError(f"{name}: {exc.cli_message()}", ExitCode.INPUT_FILE) from None
     except (TypeError, ValueError) as exc:
         raise AttnscopeError(f"{name}: not a valid attnscope result ({exc})", ExitCode.INPUT_FILE) from None
+
+
+def _from_arrays_file(path: Path) -> Any:
+    """The result an arrays file holds: its document, with the arrays from the file itself."""
+    from attnscope.results.arrays import embedded_document
+
+    doc = embedded_document(path)
+    head = doc.get("arrays")
+    if isinstance(head, dict):  # the file is read where it is now, whatever name the document gave it
+        doc = {**doc, "arrays": {**head, "file": str(path.resolve())}}
+    return _rebuilt(doc, str(path), path.parent)
 
 
 def _json_lines(data: bytes) -> int:
@@ -97,7 +122,7 @@ def render_cmd(
         ),
     ] = None,
     *,
-    out: Output,
+    out: ArrayOutput,
 ) -> None:
     """Draw a saved --json result again (weights, heads, mask, matrix, tokens, info, ...): no model needed."""
     from attnscope.errors import AttnscopeError, ExitCode

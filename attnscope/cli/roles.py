@@ -8,7 +8,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import Model, Output
+from attnscope.cli.options import ArrayOutput, Model
 
 
 @command
@@ -24,7 +24,7 @@ def roles_cmd(
     top: Annotated[int, typer.Option("--top", help="How many heads to list per role.")] = 5,
     *,
     model: Model,
-    out: Output,
+    out: ArrayOutput,
 ) -> None:
     """Score all layers x heads for previous-token, duplicate-token, induction and attention-sink behaviour."""
     from attnscope.errors import AttnscopeError

@@ -19,6 +19,7 @@ import typer
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_messages, read_prompt
 from attnscope.cli.options import (
+    ArrayOutput,
     ByOpt,
     Chat,
     HeadOpt,
@@ -90,7 +91,7 @@ def weights_cmd(
         ),
     ] = None,
     chat: Chat,
-    out: Output,
+    out: ArrayOutput,
 ) -> None:
     """Per layer and head, how much the query token mixes in from itself and each earlier token."""
     from attnscope.cli.parse import chat_spec, parse_indices, query_spec
@@ -163,6 +164,8 @@ def _check_batch_options(prompt: str | None, *, messages: str | None, measure: s
         raise _bad("give a PROMPT or --input FILE, not both")
     if out.svg or out.html:
         raise _bad("--svg/--html write one view; they cannot be used with --input")
+    if isinstance(out, ArrayOutput) and out.arrays is not None:
+        raise _bad("--arrays writes one result's arrays; it cannot be used with --input")
 
 
 def _check_single_options(
@@ -197,7 +200,7 @@ def _batch(
     fmt: str,
     batch_size: int,
     keep_going: bool,
-    out: Output,
+    out: ArrayOutput,
     load_model: Any,
     *,
     query: QuerySpec,

@@ -147,8 +147,11 @@ def decode(
                 step_input = torch.tensor([[token]], device=device)  # (1, 1)
     except KeyboardInterrupt:
         raise Interrupted(new) from None
-    if rows:
-        engine.check_finite({i: r[None, :, None, :] for i, r in enumerate(rows)})
+    order = sorted(request.layers)
+    heads_kept = None if request.heads is None else sorted(request.heads)
+    for step_rows in rows:  # (L, H, keys): the layer and head are named only when a value is not finite
+        if not engine.all_finite(step_rows):
+            engine.check_finite({layer: step_rows[i][None, :, None, :] for i, layer in enumerate(order)}, heads_kept)
     return Decoded(ids=new, probs=probs, rows=rows, stop=reason)
 
 
@@ -242,14 +245,15 @@ def build_result(
     steps = []
     for step, (tid, prob, rows) in enumerate(zip(decoded.ids, decoded.probs, decoded.rows, strict=True)):
         index = n_prompt + step  # rows: (L, H, keys) with keys == index
-        numbers = step_numbers(as_array(rows), keys, layers, heads)
+        step_rows = as_array(rows)  # (L, H, keys) fp32, kept as it is: to_json writes it out
+        numbers = step_numbers(step_rows, keys, layers, heads)
         steps.append(
             GenerateStep(
                 index=index,
                 id=tid,
                 text=tokens[index].text,
                 prob=prob,
-                weights=rows.tolist(),
+                weights=step_rows,
                 segments=numbers.segments,
                 group_segments=numbers.group_segments,
                 top_words=numbers.top_words,

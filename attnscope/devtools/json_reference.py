@@ -141,8 +141,15 @@ def _type(tp: Any, nested: list[type]) -> str:
     return _PLAIN_TYPES.get(tp, str(tp))
 
 
+def _in_memory_only(tp: Any) -> bool:
+    """A numpy array annotation: a field may hold one in memory, but its JSON is nested lists."""
+    return getattr(get_origin(tp) or tp, "__name__", "") == "ndarray"
+
+
 def _union_type(tp: Any, nested: list[type]) -> str:
-    args = get_args(tp)
+    args = [a for a in get_args(tp) if not _in_memory_only(a)]
+    if len(args) == 1:
+        return _type(args[0], nested)
     text = " or ".join(_type(a, nested) for a in args if a is not type(None))
     return text + " or null" if type(None) in args else text
 
@@ -202,6 +209,38 @@ def _fields_table(cls: type, nested: list[type], top: bool) -> list[str]:
     return out
 
 
+ARRAYS_SECTION = [
+    '<a id="arrays-reference"></a>',
+    "",
+    "## Arrays in a file of their own (`--arrays`)",
+    "",
+    "The commands whose results hold arrays (each schema below lists its arrays) take",
+    "`--arrays FILE.safetensors` or `--arrays FILE.npz`. The arrays are written to that file, and",
+    "the JSON document holds the rest, with a reference object in place of each array and a",
+    "header right after `attnscope_version`. The command's own schema is the same as without",
+    "`--arrays`; the reference form has a version of its own, `attnscope.arrays/1`:",
+    "",
+    "| field | type | meaning |",
+    "|---|---|---|",
+    '| `arrays.schema` | string | `"attnscope.arrays/1"` |',
+    "| `arrays.file` | string | the arrays file: an absolute path, or relative to the JSON document's folder |",
+    '| `arrays.format` | `"safetensors"` \\| `"npz"` | the file\'s format |',
+    "| `arrays.keys` | list of string | every array's key in the file |",
+    "",
+    'A reference is `{"array": KEY, "dtype": "float32", "shape": [...]}`. A key is the',
+    "field's path with each list index written out: `weights`, `steps.3.weights`,",
+    "`scores.sink`. An array is stored as float32 when every value is exactly a float32 (the",
+    "captured rows are), else as float64, and as int64 for integers, so reading it back gives",
+    "exactly the inline document. A null or empty array stays inline. The file also holds the",
+    "reference document itself (safetensors: metadata entry `attnscope`; npz: array",
+    "`__attnscope__`), so `attnscope render FILE.safetensors` draws it alone.",
+    "`attnscope.load_arrays(doc)` returns the arrays by key, `attnscope.from_json(doc, folder)` the",
+    "result with its arrays read back, and plain `safetensors.numpy.load_file` or `numpy.load`",
+    "read the file too.",
+    "",
+]
+
+
 def generate() -> str:
     """The whole Markdown reference, as a string."""
     from attnscope.results.registry import RESULT_TYPES
@@ -236,6 +275,7 @@ def generate() -> str:
         first = _doc(cls).split("\n\n")[0].replace("\n", " ")
         out.append(f"- [`{cls.SCHEMA}`](#{_anchor(cls)})" + (f": {first}" if first else ""))
     out.append("")
+    out += ARRAYS_SECTION
     written: set[type] = set()
     for cls in RESULT_TYPES:
         nested: list[type] = []
@@ -251,6 +291,12 @@ def generate() -> str:
         out.append("")
         out += _fields_table(cls, nested, top=True)
         out.append("")
+        if cls.ARRAYS:
+            names = ", ".join(f"`{path}`" for path in cls.ARRAYS)
+            out.append(
+                f"Arrays: {names}. With `--arrays FILE`, each is a [reference](#arrays-reference) into that file."
+            )
+            out.append("")
         i = 0
         while i < len(nested):
             sub = nested[i]

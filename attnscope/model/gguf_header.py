@@ -20,6 +20,7 @@ from attnscope.errors import AttnscopeError, ExitCode
 # GGUF value types: struct format (or None for string/array) by type id.
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY = 8, 9
+_U64 = struct.Struct("<Q")
 
 
 @dataclass
@@ -46,10 +47,6 @@ class _Cursor:
         self.at += n
         return raw.decode("utf-8", errors="replace")
 
-    def skip_string(self) -> None:
-        n = self.take("Q")
-        self.at += n
-
     def value(self, vtype: int) -> Any:
         if vtype in _SCALARS:
             return self.take(_SCALARS[vtype])
@@ -60,9 +57,11 @@ class _Cursor:
             count = self.take("Q")
             if inner in _SCALARS:
                 self.at += count * struct.calcsize("<" + _SCALARS[inner])
-            elif inner == _STRING:
+            elif inner == _STRING:  # the vocabulary: 151k strings, skipped in one tight loop
+                at, buf, unpack = self.at, self.buf, _U64.unpack_from
                 for _ in range(count):
-                    self.skip_string()
+                    at += 8 + unpack(buf, at)[0]
+                self.at = at
             else:
                 for _ in range(count):
                     self.value(inner)
@@ -71,7 +70,26 @@ class _Cursor:
 
 
 def read_gguf_header(path: Path) -> GGUFHeader:
-    """Metadata and tensor shapes of a GGUF file (v2/v3), without reading tensor data."""
+    """Metadata and tensor shapes of a GGUF file (v2/v3), without reading tensor data.
+
+    One run reads a file's header several times (the checks before loading, the weight count,
+    the cache); it is scanned once per file version (path, size, modification time) and the
+    same header is returned after that: treat it as read-only."""
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    except OSError as exc:
+        raise AttnscopeError(f"{path}: not a readable GGUF file ({exc})", ExitCode.MODEL) from exc
+    if key not in _SCANNED:
+        _SCANNED.clear()  # one file at a time is what a run reads
+        _SCANNED[key] = _scan(path)
+    return _SCANNED[key]
+
+
+_SCANNED: dict[tuple[str, int, int], GGUFHeader] = {}
+
+
+def _scan(path: Path) -> GGUFHeader:
     try:
         with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
             cur = _Cursor(buf)

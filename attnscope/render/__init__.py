@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import io
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO
 
 from rich.console import Console, RenderableType
@@ -121,42 +120,18 @@ def figure_svg(result: Result, ctx: Ctx) -> str:
 
 def check_output(path: str) -> None:
     """Refuse, before any work, an output path whose folder is missing or not writable."""
-    import os
+    from attnscope.results.files import check_output as check
 
-    target = Path(path)
-    folder = target.parent
-    if not folder.is_dir():
-        raise AttnscopeError(f"cannot write {path}: no such folder {str(folder)!r}", ExitCode.USAGE)
-    if target.is_dir():
-        raise AttnscopeError(f"cannot write {path}: it is a folder", ExitCode.USAGE)
-    if not os.access(folder, os.W_OK):
-        raise AttnscopeError(f"cannot write {path}: the folder {str(folder)!r} is not writable", ExitCode.USAGE)
+    check(path)
 
 
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename:
     either the whole file is there afterwards, or nothing (one error line otherwise)."""
-    import os
-    import tempfile
+    from attnscope.results.files import write_atomic as write_file
 
-    target = Path(path)
-    folder = target.parent
-    check_output(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise AttnscopeError(f"cannot write {path}: {exc.strerror}", ExitCode.USAGE) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise AttnscopeError(f"cannot write {path}: {exc.strerror}", ExitCode.USAGE) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    data = text.encode("utf-8")
+    write_file(path, lambda fh: fh.write(data))
 
 
 def export(result: Result, ctx: Ctx, *, svg: str | None, html: str | None) -> None:

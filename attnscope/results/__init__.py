@@ -3,7 +3,13 @@
 Every command's core returns one result object. The JSON output and the human
 view are both made from that same object, and ``attnscope render`` rebuilds it
 from JSON with :func:`from_json`. Results hold lists, ints, floats, strings and
-nested result dataclasses only; no tensors. Floats are never rounded here.
+nested result dataclasses only; no tensors. A field named in the class's ``ARRAYS``
+may also hold a numpy array where its annotation says so (the JSON holds it as nested
+lists all the same). Floats are never rounded here.
+
+A result class names its array fields in ``ARRAYS``; with an arrays sink, ``to_json``
+writes those to a safetensors or npz file and a reference in their place, and ``from_json``
+reads them back (:mod:`attnscope.results.arrays`).
 
 The numbers a result derives from its raw values are computed in one place,
 :mod:`attnscope.results.derive` (numpy, no torch), and :mod:`attnscope.results.check`
@@ -13,11 +19,15 @@ compares a saved document with them. Nothing in this package prints.
 from __future__ import annotations
 
 import dataclasses
+import os
 import types
 import typing
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
 from attnscope.errors import AttnscopeError, ExitCode
+
+if typing.TYPE_CHECKING:
+    from attnscope.results.arrays import ArraySink
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,13 +35,24 @@ class Result:
     """Base of every top-level result; subclasses set ``SCHEMA`` (e.g. ``attnscope.weights/1``)."""
 
     SCHEMA: ClassVar[str] = ""
+    # The fields that are arrays of numbers, as paths: "weights" is a field, "steps[].weights" the
+    # weights of every item of steps. With --arrays they go to the arrays file (results/arrays.py).
+    ARRAYS: ClassVar[tuple[str, ...]] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON document: ``schema`` and ``attnscope_version`` first, then every field, floats unrounded."""
+    def to_json(self, arrays: ArraySink | None = None) -> dict[str, Any]:
+        """The JSON document: ``schema`` and ``attnscope_version`` first, then every field, floats
+        unrounded. With ``arrays``, each field named in ``ARRAYS`` goes into the sink and a reference
+        takes its place; the ``arrays`` header after ``attnscope_version`` names the file and the keys."""
         from attnscope.version import __version__
 
         out: dict[str, Any] = {"schema": self.SCHEMA, "attnscope_version": __version__}
-        out.update(_to_plain(self))
+        body = _to_plain(self)
+        if arrays is not None:
+            from attnscope.results.arrays import move_out
+
+            move_out(body, self.ARRAYS, arrays)
+            out["arrays"] = arrays.header()
+        out.update(body)
         return out
 
 
@@ -41,13 +62,22 @@ def json_name(f: dataclasses.Field[Any]) -> str:
     return name
 
 
+# What a list of plain values holds: such a list is copied whole instead of item by item (a
+# result's lists hold one type each, so the first item says what the rest are).
+_PLAIN_ITEMS = (float, int, str, bool)
+
+
 def _to_plain(obj: Any) -> Any:
+    if isinstance(obj, (list, tuple)):
+        if obj and type(obj[0]) in _PLAIN_ITEMS:
+            return list(obj)
+        return [_to_plain(x) for x in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {json_name(f): _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, (list, tuple)):
-        return [_to_plain(x) for x in obj]
     if isinstance(obj, dict):
         return {k: _to_plain(v) for k, v in obj.items()}
+    if hasattr(obj, "dtype") and hasattr(obj, "tolist"):  # a numpy array (or scalar) in an ARRAYS field
+        return obj.tolist()
     return obj
 
 
@@ -84,6 +114,9 @@ def _from_list(tp: Any, value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
         raise _bad(where, "a list")
     (inner,) = get_args(tp)[:1]
+    exact = _EXACT.get(inner)
+    if exact is not None and all(type(v) is exact for v in value):
+        return list(value)  # the common case, without a call per number
     return [_from_plain(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
@@ -128,6 +161,10 @@ _SCALARS: dict[Any, tuple[tuple[type, ...], str]] = {
 }
 
 
+# The annotations whose JSON values need no conversion when they have exactly this type.
+_EXACT: dict[Any, type] = {float: float, int: int, str: str}
+
+
 def _from_scalar(tp: Any, value: Any, where: str) -> Any:
     accepts, what = _SCALARS[tp]
     ok = isinstance(value, accepts) and (tp is bool or not isinstance(value, bool))
@@ -147,19 +184,24 @@ def result_types() -> dict[str, type[Result]]:
     return {cls.SCHEMA: cls for cls in RESULT_TYPES}
 
 
-def from_json(doc: Any) -> Result:
-    """Rebuild a result from its JSON document; raises AttnscopeError when it is not one."""
+def from_json(doc: Any, folder: str | os.PathLike[str] | None = None) -> Result:
+    """Rebuild a result from its JSON document; raises AttnscopeError when it is not one.
+
+    A document written with an arrays file (its ``arrays`` header) reads its arrays from that
+    file: its name is absolute or relative to ``folder``, the document's folder (None: the
+    current folder)."""
     if not isinstance(doc, dict) or "schema" not in doc:
         raise AttnscopeError("not an attnscope result: no 'schema' field", ExitCode.INPUT_FILE)
+    from attnscope.results.arrays import inline
     from attnscope.results.upgrade import upgrade
 
-    doc = upgrade(doc)
+    doc = upgrade(inline(doc, folder))
     registry = result_types()
     schema = doc["schema"]
     if schema not in registry:
         known = ", ".join(sorted(registry))
         raise AttnscopeError(f"unknown schema {schema!r}; known: {known}", ExitCode.INPUT_FILE)
     cls = registry[schema]
-    body = {k: v for k, v in doc.items() if k not in ("schema", "attnscope_version")}
+    body = {k: v for k, v in doc.items() if k not in ("schema", "attnscope_version", "arrays")}
     result: Result = _from_plain(cls, body, schema)
     return result

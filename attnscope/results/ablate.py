@@ -57,6 +57,7 @@ class AblateResult(Result):
     """Each selected head removed in turn: the exact change in the metric (``estimated``: a first-order estimate)."""
 
     SCHEMA = "attnscope.ablate/1"
+    ARRAYS = ("effects", "attention", "top_key")
 
     model: ModelInfo
     text: str

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from attnscope.results import Result
 from attnscope.results.common import ModelInfo, Word
 from attnscope.results.segments import ChatTemplate, Segment, SegmentedToken
@@ -52,7 +55,9 @@ class GenerateStep:
     id: int
     text: str  # the characters the token touches (see tokens[index] for its label)
     prob: float
-    weights: list[list[list[float]]]  # [layer][head][key], keys 0..index-1, raw
+    # [layer][head][key], keys 0..index-1, raw. In memory, the analysis keeps the captured fp32 array as it
+    # is (a field named in ARRAYS may hold an array); the JSON holds nested lists, or a reference with --arrays
+    weights: list[list[list[float]]] | npt.NDArray[np.float32]
     segments: list[list[list[float]]]  # [layer][head][segment]: the row summed over each segment's keys
     group_segments: list[list[float]]  # [group][segment]: mean over the group's layers and the heads
     top_words: list[WordShare]  # the words with the most weight, mean over layers and heads, largest first
@@ -62,6 +67,7 @@ class GenerateStep:
 @dataclass(frozen=True)
 class GenerateResult(Result):
     SCHEMA = "attnscope.generate/1"
+    ARRAYS = ("steps[].weights", "steps[].segments")
 
     model: ModelInfo
     text: str  # the prompt as the model read it, then the answer

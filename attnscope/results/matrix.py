@@ -35,6 +35,7 @@ class MatrixView:
 @dataclass(frozen=True)
 class MatrixResult(Result):
     SCHEMA = "attnscope.matrix/2"
+    ARRAYS = ("weights", "before", "value_norms")
 
     model: ModelInfo
     text: str

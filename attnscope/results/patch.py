@@ -25,6 +25,7 @@ class PatchResult(Result):
     """Each piece of one run patched into the other: the metric and its normalised recovery."""
 
     SCHEMA = "attnscope.patch/1"
+    ARRAYS = ("heads_metric", "residual_metric", "k_metric", "v_metric", "heads", "residual", "k", "v")
 
     model: ModelInfo
     clean_text: str

@@ -52,6 +52,7 @@ class RoleTop:
 @dataclass(frozen=True)
 class RolesResult(Result):
     SCHEMA = "attnscope.roles/1"
+    ARRAYS = ("scores.previous_token", "scores.duplicate_token", "scores.induction", "scores.sink")
 
     model: ModelInfo
     source: Literal["random", "prompt"]

@@ -74,6 +74,7 @@ class Hardest:
 @dataclass(frozen=True)
 class WeightsResult(Result):
     SCHEMA = "attnscope.weights/3"
+    ARRAYS = ("weights", "norms", "learned_sink")
 
     model: ModelInfo
     text: str

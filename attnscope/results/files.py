@@ -1,0 +1,54 @@
+"""Files that commands write beside their output: checked before any work, written atomically.
+
+``check_output`` refuses a path whose folder is missing or not writable, or that is a folder,
+before a model loads; ``write_atomic`` writes through a temporary file in the same folder and a
+rename, so a reader sees the old file or the whole new one, and a failure leaves nothing behind.
+``attnscope.render`` writes its SVG and HTML files with them, ``results.arrays`` its arrays files.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from attnscope.errors import AttnscopeError, ExitCode
+
+
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, an output path whose folder is missing or not writable."""
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise AttnscopeError(f"cannot write {os.fspath(path)}: no such folder {str(folder)!r}", ExitCode.USAGE)
+    if target.is_dir():
+        raise AttnscopeError(f"cannot write {os.fspath(path)}: it is a folder", ExitCode.USAGE)
+    if not os.access(folder, os.W_OK):
+        raise AttnscopeError(
+            f"cannot write {os.fspath(path)}: the folder {str(folder)!r} is not writable", ExitCode.USAGE
+        )
+
+
+def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
+    """``write(file)`` into a temporary file beside ``path``, then renamed onto it (mode 644):
+    either the whole file is there afterwards, or nothing (one error line otherwise)."""
+    target = Path(path)
+    folder = target.parent
+    check_output(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise AttnscopeError(f"cannot write {os.fspath(path)}: {exc.strerror}", ExitCode.USAGE) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise AttnscopeError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}", ExitCode.USAGE) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

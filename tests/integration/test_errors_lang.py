@@ -62,6 +62,9 @@ CASES: list[tuple[list[str], int]] = [
     (["flow", SEED, "--verify", "-2", "--model", "MODEL"], 2),
     (["flow", SEED, "--by", "segment", "--model", "MODEL"], 2),
     (["weights", SEED, "--lang", "fr", "--model", "MODEL"], 2),
+    (["weights", SEED, "--arrays", "rows.h5", "--model", "MODEL"], 2),
+    (["generate", SEED, "--arrays", "/no/such/dir/x.npz", "--model", "MODEL"], 2),
+    (["weights", "--input", "prompts.txt", "--arrays", "rows.npz", "--model", "MODEL"], 2),
 ]
 
 # What may stay in Latin letters: the user's values and paths, option names, and the names the

@@ -591,6 +591,16 @@ MESSAGES: dict[str, str] = {
     "errors.usage.not_file": "Invalid value for {name}: File {path} does not exist.",
     "errors.usage.not_path": "Invalid value for {name}: Path {path} does not exist.",
     "errors.usage.invalid": "Invalid value for {name}: {why}",
+    "errors.msg.arrays_extension": "{flag} {path}: use a .safetensors or .npz file name (not {suffix})",
+    "errors.msg.arrays_none": "--arrays {path}: this {schema} result holds no arrays to write",
+    "errors.msg.arrays_batch": "--arrays writes one result's arrays; it cannot be used with --input",
+    "errors.msg.arrays_missing": "{path}: no such arrays file",
+    "errors.msg.arrays_key": "{path}: no array {key} (the document names {n}, {m} missing)",
+    "errors.msg.arrays_shape": "{path}: array {key} has shape {have}, the document says {want}",
+    "errors.msg.arrays_unreadable": "{path}: not a readable {fmt} file ({why})",
+    "errors.msg.arrays_no_document": "{path}: holds no attnscope document (not written by --arrays)",
+    "errors.msg.arrays_header": "arrays: expected {want}, found {found}",
+    "errors.msg.arrays_header_fields": "arrays: the header needs a file name and a format (safetensors or npz)",
     # == end errors ==
     # == progress ==
     "progress.float16_cpu": "warning: float16 on CPU is slow and loses precision; attention rows are still computed in fp32",

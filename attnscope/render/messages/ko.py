@@ -581,6 +581,16 @@ MESSAGES: dict[str, str] = {
     "errors.usage.not_file": "{name} 값이 잘못되었다. {path} 파일이 없다.",
     "errors.usage.not_path": "{name} 값이 잘못되었다. {path} 경로가 없다.",
     "errors.usage.invalid": "{name} 값이 잘못되었다({why}).",
+    "errors.msg.arrays_extension": "{flag} {path}: 파일 이름은 .safetensors나 .npz로 끝나야 한다({suffix}는 쓸 수 없다).",
+    "errors.msg.arrays_none": "--arrays {path}: 이 {schema} 결과에는 따로 쓸 배열이 없다.",
+    "errors.msg.arrays_batch": "--arrays는 결과 하나의 배열을 쓴다. --input과 함께 쓸 수 없다.",
+    "errors.msg.arrays_missing": "{path}: 그런 배열 파일이 없다.",
+    "errors.msg.arrays_key": "{path}: 배열 {key:/이} 없다(문서가 가리키는 배열 {n}개 중 {m}개가 없다).",
+    "errors.msg.arrays_shape": "{path}: 배열 {key}의 모양은 {have}인데 문서에는 {want}로 적혀 있다.",
+    "errors.msg.arrays_unreadable": "{path}: 읽을 수 있는 {fmt} 파일이 아니다({why}).",
+    "errors.msg.arrays_no_document": "{path}: attnscope 문서가 들어 있지 않다(--arrays가 쓴 파일이 아니다).",
+    "errors.msg.arrays_header": "arrays: 머리 정보의 형식 이름이 {found:/이다}. 읽을 수 있는 것은 {want}뿐이다.",
+    "errors.msg.arrays_header_fields": "arrays: 머리 정보에 파일 이름과 형식(safetensors나 npz)이 있어야 한다.",
     # == end errors ==
     # == progress ==
     "progress.float16_cpu": "경고: CPU에서 float16은 느리고 정밀도가 떨어진다. 어텐션 행은 그래도 fp32로 계산한다",

@@ -221,6 +221,7 @@ def whole(
     out: Path,
     kinds: tuple[str, ...] = WHOLE,
     root: Path = machine.ROOT,
+    threads: int = 0,
 ) -> dict[str, Any]:
     """Each kind ``reps`` times, interleaved, as whole processes; the record of every run.
     ``root`` is the attnscope checkout the attnscope runs import (another one: a "before" run)."""
@@ -249,11 +250,13 @@ def whole(
         "json_arrays": [*mine, "--json", "--arrays", str(work / "rows.safetensors")],
         "view": mine,
     }
-    env = {"PYTHONPATH": str(root), "COLUMNS": "100", "NO_COLOR": "1"}
+    # torch's threads (OMP_NUM_THREADS), the same for every run; 0 leaves torch's default
+    limit = {"OMP_NUM_THREADS": str(threads)} if threads else {}
+    env = {"PYTHONPATH": str(root), "COLUMNS": "100", "NO_COLOR": "1", **limit}
     runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
     for rep in range(reps):
         for kind in kinds:
-            run = process.run_once(commands[kind], env={"PYTHONPATH": ""} if kind == "plain" else env)
+            run = process.run_once(commands[kind], env={"PYTHONPATH": "", **limit} if kind == "plain" else env)
             if run.exit != 0:
                 raise SystemExit(f"{kind} failed (exit {run.exit}): {run.stderr[-500:]}")
             record = {"wall_s": run.wall_s, "cpu_s": run.cpu_s, "peak_rss_mb": run.peak_rss_mb}
@@ -280,6 +283,7 @@ def whole(
         "cpu_count": os.cpu_count(),
         "git": machine.git_commit(),
         "root": str(root),
+        "threads": threads or None,
         "runs": runs,
     }
 
@@ -313,7 +317,8 @@ def whole_table(doc: dict[str, Any]) -> str:
     same = all(r["ids"] == best["plain"]["ids"] for k in ("json", "json_arrays") for r in doc["runs"].get(k, []))
     lines += [
         "",
-        f"Best of {doc['reps']} interleaved run(s) of each; {doc['cpu_count']} CPU cores; the answers' token ids "
+        f"Best of {doc['reps']} interleaved run(s) of each; {doc['cpu_count']} CPU cores, "
+        f"{doc.get('threads') or 'default'} torch thread(s); the answers' token ids "
         + ("equal transformers' in every run." if same else "DIFFER from transformers'."),
     ]
     return "\n".join(lines) + "\n"
@@ -334,6 +339,7 @@ def whole_main(argv: list[str]) -> None:
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--kinds", default=",".join(WHOLE), help="which runs, of " + ",".join(WHOLE))
     ap.add_argument("--root", default=str(machine.ROOT), help="the attnscope checkout to time (default: this one)")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads of every run (0: torch's default)")
     ap.add_argument("--name", default="cpu-real-0.5b")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     args = ap.parse_args(argv)
@@ -343,7 +349,18 @@ def whole_main(argv: list[str]) -> None:
     unknown = sorted(set(kinds) - set(WHOLE))
     if unknown:
         ap.error(f"--kinds: unknown {', '.join(unknown)}")
-    doc = whole(args.model, folder, args.prompt_tokens, args.new, args.reps, args.name, out, kinds, Path(args.root))
+    doc = whole(
+        args.model,
+        folder,
+        args.prompt_tokens,
+        args.new,
+        args.reps,
+        args.name,
+        out,
+        kinds,
+        Path(args.root),
+        args.threads,
+    )
     (out / f"generate-whole-{args.name}.json").write_text(json.dumps(doc, indent=2) + "\n")
     table = whole_table(doc)
     (out / f"generate-whole-{args.name}.md").write_text(table)

@@ -8,6 +8,7 @@ document. No model and no torch: the documents are the saved ones under tests/da
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -224,3 +225,16 @@ def test_python_api_writes_and_reads_the_pair(tmp_path: Path) -> None:
     assert doc["scores"]["sink"] == {"array": "scores.sink", "dtype": "float32", "shape": [2, 4]}
     rows = attnscope.load_arrays(doc, tmp_path)
     assert rows["scores.sink"].tolist() == result.scores.sink
+
+
+def test_every_command_whose_result_declares_arrays_takes_the_option() -> None:
+    """A result class with ``ARRAYS`` needs its command's ``out: ArrayOutput`` (and the reverse)."""
+    import inspect
+
+    for row in COMMANDS:
+        if row.result is None:
+            continue
+        cls = resolve(row.result)
+        takes = "arrays" in inspect.signature(resolve(row.cli)).parameters
+        assert takes == bool(cls.ARRAYS), f"{row.name}: ARRAYS and --arrays disagree"
+        assert "arrays" not in {f.name for f in dataclasses.fields(cls)}, "the top-level name arrays is the header's"

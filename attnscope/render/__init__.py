@@ -2,9 +2,10 @@
 
 ``view(result, ctx)`` is the terminal view of any result, dispatched on the result's
 type (``functools.singledispatch``), and ``figure(result, ctx)`` is the same dispatch for
-SVG figures. Neither module registers itself: on the first view or figure,
-:func:`load_views` registers each row of the command table (``attnscope.commands``), its
-view and its figure on its result type, so a row whose view is missing is an import error.
+SVG figures. Neither module registers itself: on the first view or figure of a result type,
+:func:`load_views` registers that type's row of the command table (``attnscope.commands``),
+its view and its figure (``load_views()`` registers every row, so a row whose view is missing
+is an import error).
 ``Ctx`` carries what a face needs besides the result:
 the language (every word comes from ``attnscope.render.i18n``) and the width to fit.
 ``console()`` makes the console the CLI prints to and ``export()`` writes a result's
@@ -73,7 +74,7 @@ def heat_style(value: float, top: float = 1.0) -> str:
 @functools.singledispatch
 def view(result: Result, ctx: Ctx) -> RenderableType:
     """The terminal view of any result (registered from the command table by ``load_views``)."""
-    if load_views():  # the first call: the command table's views are registered now, then dispatch again
+    if load_views(type(result)):  # the first call: its view is registered now, then dispatch again
         return view(result, ctx)
     raise AttnscopeError(f"no human view for {result.SCHEMA}", ExitCode.INPUT_FILE)
 
@@ -81,7 +82,7 @@ def view(result: Result, ctx: Ctx) -> RenderableType:
 @functools.singledispatch
 def figure(result: Result, ctx: Ctx) -> str:
     """The SVG figure of any result that has one (registered from the command table by ``load_views``)."""
-    if load_views():
+    if load_views(type(result)):
         return figure(result, ctx)
     raise AttnscopeError(f"no figure for {result.SCHEMA}", ExitCode.INPUT_FILE)
 
@@ -105,7 +106,7 @@ def to_text(renderable: RenderableType, width: int = 100) -> str:
 
 def has_figure(result: Result) -> bool:
     """Whether ``result``'s type has a figure of its own (else its SVG is the view's text laid out)."""
-    load_views()
+    load_views(type(result))
     return figure.dispatch(type(result)) is not figure.dispatch(object)
 
 
@@ -175,29 +176,30 @@ class ProgressBar:
         self._progress.stop()
 
 
-_views_loaded = False
+_registered: set[str] = set()  # the schemas whose view and figure are registered
 
 
-def load_views() -> bool:
-    """Register every view and figure of the command table on its result type. They are
-    imported on the first view or figure, not with this package, so that a command that stops
-    at a bad input (words from render.i18n) does not pay for them.
-    Returns True only on the call that registered them."""
-    global _views_loaded
-    if _views_loaded:
-        return False
-    _views_loaded = True
+def load_views(result_type: type[Result] | None = None) -> bool:
+    """Register the view and figure of ``result_type`` from the command table (every row's when
+    None). They are imported on the first view or figure of their type, not with this package, so
+    that a command that stops at a bad input (words from render.i18n) does not pay for them, and
+    one that draws a result pays for its own view alone.
+    Returns True only when it registered something new."""
     from attnscope.commands import COMMANDS, resolve
 
+    schema = None if result_type is None else getattr(result_type, "SCHEMA", None)
+    new = False
     for row in COMMANDS:
-        if row.result is None:
+        if row.result is None or row.schema in _registered or (schema is not None and row.schema != schema):
             continue
-        result_type = resolve(row.result)
+        result = resolve(row.result)
         if row.view is not None:
-            view.register(result_type, resolve(row.view))
+            view.register(result, resolve(row.view))
         if row.figure is not None:
-            figure.register(result_type, resolve(row.figure))
-    return True
+            figure.register(result, resolve(row.figure))
+        _registered.add(str(row.schema))
+        new = True
+    return new
 
 
 __all__ = [

@@ -46,7 +46,7 @@ class Result:
         from attnscope.version import __version__
 
         out: dict[str, Any] = {"schema": self.SCHEMA, "attnscope_version": __version__}
-        body = _to_plain(self)
+        body = _to_plain(self, arrays=arrays is not None)
         if arrays is not None:
             from attnscope.results.arrays import move_out
 
@@ -67,17 +67,19 @@ def json_name(f: dataclasses.Field[Any]) -> str:
 _PLAIN_ITEMS = (float, int, str, bool)
 
 
-def _to_plain(obj: Any) -> Any:
+def _to_plain(obj: Any, arrays: bool = False) -> Any:
+    """``obj`` as JSON values. A numpy array (in an ARRAYS field) becomes nested lists, or with
+    ``arrays`` stays as it is, for an arrays sink to take without a copy."""
     if isinstance(obj, (list, tuple)):
         if obj and type(obj[0]) in _PLAIN_ITEMS:
             return list(obj)
-        return [_to_plain(x) for x in obj]
+        return [_to_plain(x, arrays) for x in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {json_name(f): _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {json_name(f): _to_plain(getattr(obj, f.name), arrays) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
-        return {k: _to_plain(v) for k, v in obj.items()}
+        return {k: _to_plain(v, arrays) for k, v in obj.items()}
     if hasattr(obj, "dtype") and hasattr(obj, "tolist"):  # a numpy array (or scalar) in an ARRAYS field
-        return obj.tolist()
+        return obj if arrays and getattr(obj, "ndim", 0) else obj.tolist()
     return obj
 
 

@@ -79,7 +79,7 @@ def _to_plain(obj: Any, arrays: bool = False) -> Any:
     if isinstance(obj, dict):
         return {k: _to_plain(v, arrays) for k, v in obj.items()}
     if hasattr(obj, "dtype") and hasattr(obj, "tolist"):  # a numpy array (or scalar) in an ARRAYS field
-        return obj if arrays and getattr(obj, "ndim", 0) else obj.tolist()
+        return obj if arrays and getattr(obj, "ndim", 0) > 0 else obj.tolist()
     return obj
 
 

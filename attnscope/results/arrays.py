@@ -190,9 +190,7 @@ def read_arrays(path: Path, fmt: Format | None = None) -> dict[str, npt.NDArray[
             return dict(load_file(str(path)))
         with np.load(path, allow_pickle=False) as data:
             return {key: data[key] for key in data.files if key != EMBEDDED_NPZ}
-    except (OSError, ValueError, RuntimeError) as exc:
-        raise AttnscopeError(f"{path}: not a readable {fmt} file ({exc})", ExitCode.INPUT_FILE) from None
-    except Exception as exc:  # safetensors raises its own SafetensorError on a broken header
+    except Exception as exc:  # a broken file: OSError, zipfile's and numpy's errors, safetensors' own SafetensorError
         raise AttnscopeError(f"{path}: not a readable {fmt} file ({exc})", ExitCode.INPUT_FILE) from None
 
 
@@ -215,7 +213,10 @@ def embedded_document(path: Path) -> dict[str, Any]:
         raise AttnscopeError(f"{path}: not a readable {fmt} file ({exc})", ExitCode.INPUT_FILE) from None
     if text is None:
         raise AttnscopeError(f"{path}: holds no attnscope document (not written by --arrays)", ExitCode.INPUT_FILE)
-    doc = json.loads(text)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        doc = None
     if not isinstance(doc, dict):
         raise AttnscopeError(f"{path}: holds no attnscope document", ExitCode.INPUT_FILE)
     return doc

@@ -218,7 +218,7 @@ def embedded_document(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError:
         doc = None
     if not isinstance(doc, dict):
-        raise AttnscopeError(f"{path}: holds no attnscope document", ExitCode.INPUT_FILE)
+        raise AttnscopeError(f"{path}: holds no attnscope document (not written by --arrays)", ExitCode.INPUT_FILE)
     return doc
 
 

@@ -16,7 +16,8 @@ schema is unchanged, since its inline form stays what it was)::
 
 ``file`` is absolute, or relative to the folder of the JSON document. Each array is stored
 as float32 when every value is exactly a float32 (the captured rows are), else as float64,
-and as int64 for integers, so :func:`inline` gives back the inline document exactly. The
+and as int64 for integers, so :func:`inline` gives back the inline document exactly; nulls inside
+an array are stored as NaN and marked in a mask array (the reference's ``nulls`` key). The
 arrays file also holds the reference document itself (safetensors: the metadata entry
 ``attnscope``; npz: the array ``__attnscope__``), so the file alone is enough to draw the
 result again. Files are written atomically (``results.files.write_atomic``).
@@ -42,6 +43,7 @@ Format = Literal["safetensors", "npz"]
 FORMATS: dict[str, Format] = {".safetensors": "safetensors", ".npz": "npz"}
 EMBEDDED = "attnscope"  # the safetensors metadata entry that holds the reference document
 EMBEDDED_NPZ = "__attnscope__"  # the npz array that holds it
+NULLS = ".nulls"  # the suffix of the key of an array's null mask
 
 
 def array_format(path: str | os.PathLike[str], option: str = "--arrays") -> Format:
@@ -79,30 +81,42 @@ class ArraySink:
         in its place. None and empty lists stay inline: there is nothing to move."""
         if value is None or (isinstance(value, list) and not value):
             return value
-        array = exact_array(value, key)
+        array, nulls = exact_array(value, key)
         self.arrays[key] = array
-        return {"array": key, "dtype": str(array.dtype), "shape": list(array.shape)}
+        ref: dict[str, Any] = {"array": key, "dtype": str(array.dtype), "shape": list(array.shape)}
+        if nulls is not None:  # null entries (a grid with no value for some heads): NaN here, 1 in the mask
+            self.arrays[key + NULLS] = nulls
+            ref["nulls"] = key + NULLS
+        return ref
 
     def header(self) -> dict[str, Any]:
         """The document's ``arrays`` entry."""
         return {"schema": ARRAYS_SCHEMA, "file": self.file, "format": self.format, "keys": list(self.arrays)}
 
 
-def exact_array(value: Any, key: str) -> npt.NDArray[Any]:
+def exact_array(value: Any, key: str) -> tuple[npt.NDArray[Any], npt.NDArray[np.uint8] | None]:
     """Nested lists of numbers as an array that gives every value back exactly: float32 when each
-    value is exactly a float32, else float64; int64 for integers."""
+    value is exactly a float32, else float64; int64 for integers. Nulls (None) become NaN, and the
+    second array marks them (1 where the value was null); None when there are none."""
     array = np.asarray(value)
     if array.dtype == np.float32:  # an array kept as the analysis made it
-        return np.ascontiguousarray(array)
-    if array.dtype == object or array.dtype.kind not in "fiub":
+        return np.ascontiguousarray(array), None
+    nulls = None
+    if array.dtype == object:
+        mask = np.asarray([v is None for v in array.ravel()], dtype=np.bool_).reshape(array.shape)
+        if not mask.any():
+            raise ValueError(f"{key}: not a rectangular array of numbers")
+        nulls = mask.astype(np.uint8)
+        array = np.asarray(value, dtype=np.float64)  # None -> NaN
+    if array.dtype.kind not in "fiub":
         raise ValueError(f"{key}: not a rectangular array of numbers")
     if array.dtype.kind in "iub":
-        return np.ascontiguousarray(array, dtype=np.int64)
+        return np.ascontiguousarray(array, dtype=np.int64), nulls
     wide = np.asarray(array, dtype=np.float64)
     narrow = wide.astype(np.float32)
     if np.array_equal(narrow.astype(np.float64), wide, equal_nan=True):
-        return np.ascontiguousarray(narrow)
-    return np.ascontiguousarray(wide)
+        return np.ascontiguousarray(narrow), nulls
+    return np.ascontiguousarray(wide), nulls
 
 
 # --- the paths of ARRAYS ----------------------------------------------------------------
@@ -147,7 +161,11 @@ def move_out(doc: dict[str, Any], paths: tuple[str, ...], sink: ArraySink) -> No
 
 def is_reference(value: Any) -> bool:
     """A reference object written in place of an array."""
-    return isinstance(value, dict) and set(value) == {"array", "dtype", "shape"} and isinstance(value["array"], str)
+    return (
+        isinstance(value, dict)
+        and {"array", "dtype", "shape"} <= set(value) <= {"array", "dtype", "shape", "nulls"}
+        and isinstance(value["array"], str)
+    )
 
 
 # --- reading back -----------------------------------------------------------------------
@@ -270,6 +288,12 @@ def inline(doc: dict[str, Any], folder: str | os.PathLike[str] | None = None) ->
                     f"{path}: array {key!r} has shape {list(array.shape)}, the document says {value['shape']}",
                     ExitCode.INPUT_FILE,
                 )
+            if "nulls" in value:
+                if value["nulls"] not in arrays:
+                    raise AttnscopeError(f"{path}: no array {value['nulls']!r}", ExitCode.INPUT_FILE)
+                values = array.astype(object)
+                values[arrays[value["nulls"]].astype(bool)] = None
+                return values.tolist()
             return array.tolist()
         if isinstance(value, dict):
             return {k: back(v) for k, v in value.items()}

@@ -22,7 +22,7 @@ import attnscope
 from attnscope.commands import COMMANDS, resolve
 from attnscope.errors import AttnscopeError
 from attnscope.results import from_json
-from attnscope.results.arrays import ArraySink, inline, places, write_arrays
+from attnscope.results.arrays import ArraySink, inline, move_out, places, save_arrays, write_arrays
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "tests" / "data" / "schemas"
@@ -238,3 +238,19 @@ def test_every_command_whose_result_declares_arrays_takes_the_option() -> None:
         takes = "arrays" in inspect.signature(resolve(row.cli)).parameters
         assert takes == bool(cls.ARRAYS), f"{row.name}: ARRAYS and --arrays disagree"
         assert "arrays" not in {f.name for f in dataclasses.fields(cls)}, "the top-level name arrays is the header's"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_grid_with_nulls_reads_back_with_its_nulls(tmp_path: Path, fmt: str) -> None:
+    """A grid may hold null where a head has no value (a statistic no position counted for)."""
+    doc: dict[str, Any] = {"schema": "x", "g": [[0.5, None], [None, 1.0 / 3.0]], "n": [[1, 2]], "nan": [float("nan")]}
+    want = json.dumps(doc)
+    sink = ArraySink(f"g.{fmt}", fmt)  # type: ignore[arg-type]
+    move_out(doc, ("g", "n", "nan"), sink)
+    doc["arrays"] = sink.header()
+    save_arrays(tmp_path / f"g.{fmt}", sink, doc)
+    assert doc["g"] == {"array": "g", "dtype": "float64", "shape": [2, 2], "nulls": "g.nulls"}
+    assert "nulls" not in doc["n"] and "nulls" not in doc["nan"]  # a NaN is a value, not a null
+    assert json.dumps(inline(doc, tmp_path)) == want
+    rows = attnscope.load_arrays(doc, tmp_path)
+    assert np.isnan(rows["g"][0, 1]) and rows["g.nulls"].tolist() == [[0, 1], [1, 0]]

@@ -1,9 +1,12 @@
 """GGUF files converted once into HF folders under attnscope's cache, one per dtype.
 
-An entry ``<cache>/gguf/<sha256[:24]>-<dtype>`` holds config.json, model.safetensors and
-the tokenizer files, so only the first run on a file pays for dequantizing; the sha256 of
-each file is remembered per (path, size, mtime) in ``<cache>/hashes.json``. A lock file
-next to each entry (:func:`conversion_lock`) makes concurrent runs wait for one conversion.
+An entry ``<cache>/gguf/<sha256[:24]>-<dtype>`` holds config.json, the weights (one
+model.safetensors, or shards of at most 4 GiB with model.safetensors.index.json) and the
+tokenizer files, so only the first run on a file pays for dequantizing; the sha256 of each
+file is remembered per (path, size, mtime) in ``<cache>/hashes.json``. A lock file next to
+each entry (:func:`conversion_lock`) makes concurrent runs wait for one conversion. The
+conversion streams (:func:`_stream_gguf_weights`): one tensor at a time is dequantized, cast
+and written, so the float32 model is never held in memory.
 """
 
 from __future__ import annotations
@@ -59,7 +62,10 @@ def file_sha256(path: Path, progress: Progress = noop) -> str:
 
 
 def cache_complete(target: Path) -> bool:
-    return all((target / name).is_file() for name in ("config.json", "model.safetensors", "source.json"))
+    """Whether ``target`` is a finished entry: its config, its weights (one file, or the index of
+    its shards) and source.json, the last file a conversion writes."""
+    weights = (target / "model.safetensors").is_file() or (target / "model.safetensors.index.json").is_file()
+    return weights and all((target / name).is_file() for name in ("config.json", "source.json"))
 
 
 def cached_entry(path: Path) -> Path | None:
@@ -247,20 +253,30 @@ def _first_use_line(path: Path, target: Path, dtype_name: str) -> Said:
 
 
 def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) -> None:
-    """Dequantize ``path`` into ``out``: config.json, model.safetensors and the tokenizer files."""
+    """Dequantize ``path`` into ``out``: config.json, the safetensors shards and the tokenizer files.
+
+    The weights stream: one GGUF tensor at a time is dequantized (gguf's reader, as transformers
+    uses it), renamed and reordered by transformers' own GGUF tables, cast to ``dtype_name`` and
+    written, so a model whose float32 copy does not fit still converts. The architectures that
+    transformers loads through its newer GGUF path (its ``GGUF_ARCHS``: Qwen3.5, LFM2) are
+    converted by loading the whole model, as that path gives no tensor-by-tensor mapping.
+    """
     import torch
-    from safetensors.torch import save_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
+    from transformers.integrations.gguf import is_gguf_arch_supported
 
     progress(Said.of("tokenizer", file=path.name))
     t0 = time.perf_counter()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         progress(Said.of("tokenizer_done", seconds=f"{time.perf_counter() - t0:.0f}"))
-        with _gguf_bar_as_progress(progress):
-            model = AutoModelForCausalLM.from_pretrained(
-                str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype_name)
-            )
+        config = AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name)
+        check_config(config, str(path))
+        arch = read_gguf_header(path).metadata.get("general.architecture")
+        if isinstance(arch, str) and is_gguf_arch_supported(arch):
+            config = _convert_whole(path, out, dtype_name, progress)
+        else:
+            _stream_gguf_weights(path, config, out, getattr(torch, dtype_name), progress)
     except AttnscopeError:
         raise
     except Exception as exc:  # gguf raises many kinds on a corrupt file
@@ -268,40 +284,172 @@ def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) ->
             f"{path}: not a readable GGUF model; is the file complete? ({type(exc).__name__}: {exc})",
             ExitCode.MODEL,
         ) from exc
-    check_config(model.config, str(path))
-    config = model.config.to_dict()
-    config.pop("quantization_config", None)
-    config["torch_dtype"] = dtype_name
-    (out / "config.json").write_text(json.dumps(config, indent=2))
-    save_model(model, str(out / "model.safetensors"))  # save_pretrained refuses GGUF-loaded models
+    settings = config.to_dict()
+    settings.pop("quantization_config", None)
+    settings["dtype"] = settings["torch_dtype"] = dtype_name
+    (out / "config.json").write_text(json.dumps(settings, indent=2))
     tokenizer.save_pretrained(str(out))
+
+
+def _convert_whole(path: Path, out: Path, dtype_name: str, progress: Progress) -> Any:
+    """The whole model loaded by transformers in ``dtype_name``, then saved; its config."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    with _gguf_bar_as_progress(progress):
+        model = AutoModelForCausalLM.from_pretrained(
+            str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype_name)
+        )
+    writer = ShardWriter(out)
+    seen: set[int] = set()
+    for name, tensor in model.state_dict().items():  # a tied weight once, under its first name
+        if tensor.data_ptr() not in seen:
+            seen.add(tensor.data_ptr())
+            writer.add(name, tensor)
+    writer.close()
+    return model.config
+
+
+def _stream_gguf_weights(path: Path, config: Any, out: Path, dtype: Any, progress: Progress) -> None:
+    """Every tensor of the GGUF ``path``, one at a time: dequantized to float32 (``gguf.dequantize``),
+    put in transformers' layout by its tensor processor for the architecture, named as the model
+    of ``config`` names it (``get_gguf_hf_weights_map`` on a weightless copy of the model), cast to
+    ``dtype`` and written to shards in ``out``. This is what ``from_pretrained(gguf_file=...)``
+    does for these architectures, without holding the model: the values are the same bits.
+
+    Tensors that a processor merges (MoE experts: gate and up into one) are kept until the next
+    block starts, then written; a tensor the model has no weight for is skipped, as transformers
+    skips it."""
+    import numpy as np
+    import torch
+    from gguf import GGUFReader, dequantize
+    from transformers import AutoModelForCausalLM
+    from transformers.modeling_gguf_pytorch_utils import (
+        TENSOR_PROCESSORS,
+        TensorProcessor,
+        get_gguf_hf_weights_map,
+        load_gguf_checkpoint,
+        read_field,
+    )
+
+    # The metadata first (its reader and the vocabulary are freed after), then the file's reader:
+    # both hold every metadata field, a few hundred MB for a 152k-token vocabulary.
+    settings = load_gguf_checkpoint(str(path), return_tensors=False)["config"]
+    reader = GGUFReader(str(path))
+    architecture = read_field(reader, "general.architecture")[0]
+    processor = TENSOR_PROCESSORS.get(architecture, TensorProcessor)(config=settings)
+    with torch.device("meta"):  # names and shapes only, no memory
+        skeleton = AutoModelForCausalLM.from_config(config)
+    mapping = get_gguf_hf_weights_map(skeleton, processor)
+    wanted = set(skeleton.state_dict())
+    del skeleton
+
+    writer = ShardWriter(out)
+    merged: dict[str, Any] = {}  # what a processor builds from several tensors, by model name
+    parsed = {"tensors": merged}
+
+    def put(name: str, tensor: Any) -> None:
+        if name in wanted:
+            writer.add(name, tensor.to(dtype) if tensor.is_floating_point() else tensor)
+
+    def flush() -> None:
+        for name in list(merged):
+            put(name, merged.pop(name))
+
+    total, block = len(reader.tensors), None
+    t0 = time.perf_counter()
+    for done, item in enumerate(reader.tensors):
+        if done % 8 == 0:
+            progress(Said.of("dequantizing", done=done, total=total, seconds=f"{time.perf_counter() - t0:.0f}"))
+        this_block = item.name.split(".")[1] if item.name.startswith("blk.") else None
+        if this_block != block:
+            flush()
+            block = this_block
+        weights = _dequantized(item.data, item.tensor_type, dequantize)
+        result = processor.process(
+            weights=weights, name=item.name, tensor_key_mapping=mapping, parsed_parameters=parsed
+        )
+        if result.name is None or result.name not in mapping:
+            del weights, result
+            _release(reader, item)
+            continue
+        # a copy only where the array is not already ours (a read-only view of the file)
+        put(mapping[result.name], torch.from_numpy(np.require(result.weights, requirements=["C", "W"])))
+        del weights, result  # before the next tensor is unpacked: one float32 tensor at a time
+        _release(reader, item)
+    flush()
+    writer.close()
+
+
+def _release(reader: Any, item: Any) -> None:
+    """Drop the pages of ``item``'s data from this process's resident set once it is converted.
+
+    The reader maps the whole file; every page read stays resident (and counted in RSS, up to the
+    file's size) until the kernel needs it back. A read-only mapping's pages are only the file's
+    cached pages, so advising that they are not needed costs nothing and keeps the resident set at
+    one tensor's worth. Where ``madvise`` is missing (Windows, Python without it) nothing is done."""
+    import mmap
+
+    mapped = getattr(reader.data, "_mmap", None)
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if mapped is None or advice is None or not hasattr(mapped, "madvise"):
+        return
+    start = int(item.data_offset) // mmap.PAGESIZE * mmap.PAGESIZE
+    end = int(item.data_offset) + int(item.n_bytes)
+    try:
+        mapped.madvise(advice, start, end - start)
+    except (OSError, ValueError):
+        pass
+
+
+DEQUANTIZE_SLAB_BYTES = 8 * 2**20  # of GGUF data per gguf.dequantize call
+
+
+def _dequantized(data: Any, kind: Any, dequantize: Callable[[Any, Any], Any]) -> Any:
+    """``dequantize(data, kind)`` of one tensor's data, a slab of rows at a time, into one float32
+    array. A quantization block never spans two rows, so the values are the same; but the
+    temporaries numpy makes while unpacking blocks (several times the float32 size) are a slab's,
+    not the whole tensor's (the 0.5B model's 152k x 896 embedding: 545 MB in float32)."""
+    import numpy as np
+
+    if data.ndim < 2 or data.nbytes <= DEQUANTIZE_SLAB_BYTES:
+        return dequantize(data, kind)
+    rows = max(1, DEQUANTIZE_SLAB_BYTES * data.shape[0] // data.nbytes)
+    first = dequantize(data[:rows], kind)
+    out = np.empty((data.shape[0], *first.shape[1:]), dtype=first.dtype)
+    out[:rows] = first
+    for start in range(rows, data.shape[0], rows):
+        out[start : start + rows] = dequantize(data[start : start + rows], kind)
+    return out
+
+
+def _safetensors_files(entry: Path) -> list[Path]:
+    """The weight files of a converted entry: one model.safetensors, or the shards of its index."""
+    index = entry / "model.safetensors.index.json"
+    if index.is_file():
+        weight_map = json.loads(index.read_text())["weight_map"]
+        return [entry / name for name in sorted(set(weight_map.values()))]
+    return [entry / "model.safetensors"]
 
 
 def _cast_cache(source: Path, out: Path, dtype_name: str) -> None:
     """A converted float32 folder, with its floating-point weights cast to ``dtype_name``, tensor by
-    tensor: the float32 file is memory-mapped and only one tensor is ever held in memory (a model
+    tensor: the float32 files are memory-mapped and only one tensor is ever held in memory (a model
     whose float32 copy does not fit still casts)."""
     import torch
     from safetensors import safe_open
 
     dtype = getattr(torch, dtype_name)
-    cast_to = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}[dtype]
-    with safe_open(str(source / "model.safetensors"), framework="pt") as src:
-        names = list(src.keys())
-        plan = []
-        for name in names:
-            piece = src.get_slice(name)
-            kind = piece.get_dtype()
-            plan.append((name, piece.get_shape(), cast_to if kind in ("F64", "F32", "F16", "BF16") else kind))
-
-        def tensors() -> Iterator[Any]:
-            for name in names:
+    writer = ShardWriter(out)
+    for file in _safetensors_files(source):
+        with safe_open(str(file), framework="pt") as src:
+            for name in src.keys():
                 tensor = src.get_tensor(name)
-                yield tensor.to(dtype) if tensor.is_floating_point() else tensor
-
-        _stream_safetensors(out / "model.safetensors", plan, tensors())
+                writer.add(name, tensor.to(dtype) if tensor.is_floating_point() else tensor)
+    writer.close()
+    weights = {"model.safetensors", "model.safetensors.index.json", *(f.name for f in _safetensors_files(source))}
     for item in source.iterdir():
-        if item.name not in ("model.safetensors", "source.json") and item.is_file():
+        if item.name not in weights and item.name != "source.json" and item.is_file():
             shutil.copy2(item, out / item.name)
     config = json.loads((out / "config.json").read_text())
     config["torch_dtype"] = dtype_name
@@ -310,32 +458,95 @@ def _cast_cache(source: Path, out: Path, dtype_name: str) -> None:
     (out / "config.json").write_text(json.dumps(config, indent=2))
 
 
-_ST_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+# A shard holds at most this many bytes of weights: the 0.5B model in float32 (2.5 GB) is one
+# model.safetensors, as before; a 7B model in bfloat16 (15 GB) is four shards and an index.
+SHARD_BYTES = 4 * 2**30
+
+_ST_DTYPES = {
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint8": "U8",
+    "bool": "BOOL",
+}
 
 
-def _stream_safetensors(path: Path, plan: list[tuple[str, list[int], str]], tensors: Iterator[Any]) -> None:
-    """Write a safetensors file one tensor at a time: the header from ``plan`` (name, shape,
-    safetensors dtype), then each tensor of ``tensors`` (the same order) as it comes."""
-    import struct
+class ShardWriter:
+    """safetensors files written one tensor at a time, as the tensors come.
 
-    import torch
+    A safetensors file starts with a header naming every tensor, which is known only at the end;
+    so each shard's tensor bytes go to a body file first, and :meth:`close` writes each shard as
+    its header followed by its body, copied in chunks. Memory holds one tensor, never a shard.
+    One shard is ``model.safetensors``; several are ``model-0000i-of-0000n.safetensors`` with a
+    ``model.safetensors.index.json``, as ``save_pretrained`` writes them.
+    """
 
-    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
-    offset = 0
-    for name, shape, kind in plan:
-        size = _ST_SIZES[kind]
-        for d in shape:
-            size *= int(d)
-        header[name] = {"dtype": kind, "shape": list(shape), "data_offsets": [offset, offset + size]}
-        offset += size
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    with open(path, "wb") as fh:
-        fh.write(struct.pack("<Q", len(raw)))
-        fh.write(raw)
-        for (name, _, _), tensor in zip(plan, tensors, strict=True):
-            data = tensor.contiguous().view(-1).view(torch.uint8).numpy().tobytes()
-            start, end = header[name]["data_offsets"]
-            if len(data) != end - start:
-                raise AttnscopeError(f"{path}: tensor {name} has {len(data)} bytes, expected {end - start}")
-            fh.write(data)
+    def __init__(self, out: Path, shard_bytes: int | None = None) -> None:
+        self.out = out
+        self.limit = SHARD_BYTES if shard_bytes is None else shard_bytes
+        self.shards: list[tuple[Path, dict[str, Any]]] = []  # (body file, header)
+        self.size = 0  # bytes in the current shard
+        self.body: Any = None
+        self.names: set[str] = set()
+
+    def add(self, name: str, tensor: Any) -> None:
+        import torch
+
+        if name in self.names:
+            raise AttnscopeError(f"{self.out}: tensor {name} would be written twice", ExitCode.MODEL)
+        self.names.add(name)
+        kind = _ST_DTYPES[str(tensor.dtype).removeprefix("torch.")]
+        data = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+        if self.body is None or (self.size and self.size + data.nbytes > self.limit):
+            self._start()
+        self.body.write(data.data)
+        header = self.shards[-1][1]
+        header[name] = {
+            "dtype": kind,
+            "shape": list(tensor.shape),
+            "data_offsets": [self.size, self.size + data.nbytes],
+        }
+        self.size += data.nbytes
+
+    def _start(self) -> None:
+        if self.body is not None:
+            self.body.close()
+        body = self.out / f".shard{len(self.shards)}.body"
+        self.body = body.open("wb")
+        self.shards.append((body, {"__metadata__": {"format": "pt"}}))
+        self.size = 0
+
+    def close(self) -> None:
+        import struct
+
+        if self.body is None:
+            self._start()
+        self.body.close()
+        count = len(self.shards)
+        names = (
+            ["model.safetensors"]
+            if count == 1
+            else [f"model-{i + 1:05d}-of-{count:05d}.safetensors" for i in range(count)]
+        )
+        weight_map: dict[str, str] = {}
+        total = 0
+        for (body, header), name in zip(self.shards, names, strict=True):
+            raw = json.dumps(header, separators=(",", ":")).encode()
+            raw += b" " * (-len(raw) % 8)
+            with (self.out / name).open("wb") as fh, body.open("rb") as src:
+                fh.write(struct.pack("<Q", len(raw)))
+                fh.write(raw)
+                shutil.copyfileobj(src, fh, 1 << 24)
+            body.unlink()
+            for key, value in header.items():
+                if key != "__metadata__":
+                    weight_map[key] = name
+                    total += value["data_offsets"][1] - value["data_offsets"][0]
+        if count > 1:
+            index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
+            (self.out / "model.safetensors.index.json").write_text(json.dumps(index, indent=2))

@@ -40,19 +40,27 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture()
 def conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Records every from_pretrained call that reads a GGUF (a conversion)."""
+    """Records every read of a GGUF that a conversion does: its tokenizer, its weights."""
     import transformers
 
+    from attnscope.model import gguf_cache
+
     calls: list[str] = []
-    for cls in (transformers.AutoModelForCausalLM, transformers.AutoTokenizer):
-        original = cls.from_pretrained
+    original = transformers.AutoTokenizer.from_pretrained
 
-        def spy(*args: Any, _orig: Any = original, _name: str = cls.__name__, **kwargs: Any) -> Any:
-            if kwargs.get("gguf_file"):
-                calls.append(_name)
-            return _orig(*args, **kwargs)
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("gguf_file"):
+            calls.append("tokenizer")
+        return original(*args, **kwargs)
 
-        monkeypatch.setattr(cls, "from_pretrained", spy)
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", spy)
+    stream = gguf_cache._stream_gguf_weights
+
+    def weights(*args: Any, **kwargs: Any) -> Any:
+        calls.append("weights")
+        return stream(*args, **kwargs)
+
+    monkeypatch.setattr(gguf_cache, "_stream_gguf_weights", weights)
     return calls
 
 
@@ -71,7 +79,7 @@ def rows_for(loaded: Any, text: str) -> torch.Tensor:
 def test_gguf_rows_match_the_hf_folder(tiny_gguf: Path, cache: Path, loaded: Any, conversions: list[str]) -> None:
     from_gguf = model.load(str(tiny_gguf), device="cpu", dtype="float32")
     assert from_gguf.source == "gguf"
-    assert conversions == ["AutoTokenizer", "AutoModelForCausalLM"]  # converted once
+    assert conversions == ["tokenizer", "weights"]  # converted once
     info = from_gguf.info
     assert (info.num_hidden_layers, info.num_attention_heads, info.num_key_value_heads, info.head_dim) == (3, 4, 2, 8)
     assert from_gguf.model.config.max_position_embeddings == 128
@@ -317,7 +325,7 @@ def test_stale_lock_and_temp_folder_of_a_killed_run(tiny_gguf: Path, cache: Path
     notices: list[Said] = []
     got = model.load(str(tiny_gguf), device="cpu", dtype="float32", notice=notices.append)
     assert got.path == str(entry) and not stale.exists()
-    assert conversions == ["AutoTokenizer", "AutoModelForCausalLM"]
+    assert conversions == ["tokenizer", "weights"]
     assert len(notices) == 1 and notices[0].key == "first_use_size" and notices[0].values["file"] == tiny_gguf.name
 
 
@@ -334,3 +342,80 @@ def test_gguf_tqdm_goes_to_progress(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen[0].values["done"] == "0" and seen[-1].values["done"] == "16" and seen[0].values["total"] == "20"
     assert Terminal("en").worded(seen[0]).startswith("dequantizing GGUF tensors: 0/20")
     assert gguf_utils.tqdm.__module__.startswith("tqdm")  # put back
+
+
+def _entry_tensors(entry: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    got: dict[str, torch.Tensor] = {}
+    for file in sorted(entry.glob("*.safetensors")):
+        got.update(load_file(str(file)))
+    return got
+
+
+@pytest.mark.parametrize(
+    ("arch", "quantized"),
+    [("qwen2", False), ("qwen2", True), ("llama", True)],
+    ids=["qwen2-f32", "qwen2-q8_0", "llama-q8_0"],
+)
+def test_streamed_conversion_equals_transformers_load(
+    model_dir: Path, tmp_path: Path, cache: Path, arch: str, quantized: bool, conversions: list[str]
+) -> None:
+    """The tensor-by-tensor conversion holds exactly what transformers' own loading of the file
+    holds: every weight, bit for bit (Q8_0 blocks and F16 dequantized by gguf; for llama, q and k
+    rows put back in transformers' order and the biases dropped), and the same config."""
+    from transformers import AutoModelForCausalLM
+
+    from support.gguf import write_tiny_gguf
+
+    path = write_tiny_gguf(model_dir, tmp_path / f"tiny-{arch}.gguf", arch=arch, quantized=quantized)
+    entry = Path(model.load(str(path), device="cpu", dtype="float32").path)
+    assert conversions == ["tokenizer", "weights"]
+    theirs = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    ours = _entry_tensors(entry)
+    state = theirs.state_dict()
+    tied = theirs.config.tie_word_embeddings
+    assert set(ours) == set(state) - ({"lm_head.weight"} if tied else set())
+    for name, tensor in ours.items():
+        assert tensor.dtype == torch.float32 and torch.equal(tensor, state[name]), name
+    config = json.loads((entry / "config.json").read_text())
+    assert config["model_type"] == theirs.config.model_type and config["dtype"] == "float32"
+    if arch == "llama":  # the reorder ran: q differs from the folder's own q_proj
+        from safetensors.torch import load_file
+
+        plain = load_file(str(model_dir / "model.safetensors"))["model.layers.0.self_attn.q_proj.weight"]
+        assert not torch.equal(ours["model.layers.0.self_attn.q_proj.weight"], plain)
+    if quantized:
+        assert not torch.equal(
+            ours["model.layers.0.mlp.up_proj.weight"], state["model.layers.0.mlp.up_proj.weight"] * 0
+        )
+
+    bf16 = Path(model.load(str(path), device="cpu", dtype="bfloat16").path)
+    assert all(torch.equal(t, ours[n].to(torch.bfloat16)) for n, t in _entry_tensors(bf16).items())
+
+
+def test_shards_write_load_and_cast(
+    tiny_gguf: Path, cache: Path, loaded: Any, monkeypatch: pytest.MonkeyPatch, conversions: list[str]
+) -> None:
+    """A model bigger than one shard is written as shards with an index, loads from them, and casts
+    from them; its tensors are those of a one-file conversion."""
+    from attnscope.model import gguf_cache
+
+    one_file = _entry_tensors(Path(model.load(str(tiny_gguf), device="cpu", dtype="float32").path))
+    monkeypatch.setenv("ATTNSCOPE_CACHE", str(cache / "sharded"))
+    monkeypatch.setattr(gguf_cache, "SHARD_BYTES", 40_000)
+    sharded = model.load(str(tiny_gguf), device="cpu", dtype="float32")
+    entry = Path(sharded.path)
+    files = sorted(p.name for p in entry.glob("*.safetensors"))
+    assert len(files) > 2 and files[0] == f"model-00001-of-{len(files):05d}.safetensors"
+    index = json.loads((entry / "model.safetensors.index.json").read_text())
+    assert sorted(set(index["weight_map"].values())) == files and set(index["weight_map"]) == set(one_file)
+    assert not list(entry.glob(".shard*"))  # no body file left
+    got = _entry_tensors(entry)
+    assert set(got) == set(one_file) and all(torch.equal(got[n], one_file[n]) for n in got)
+    text = SEED + " The cat"
+    assert float((rows_for(sharded, text) - rows_for(loaded, text)).abs().max()) < 1e-6
+    cast = model.load(str(tiny_gguf), device="cpu", dtype="bfloat16")
+    assert conversions == ["tokenizer", "weights"] * 2  # the bfloat16 one cast from the sharded float32 entry
+    halves = _entry_tensors(Path(cast.path))
+    assert set(halves) == set(one_file) and all(torch.equal(halves[n], one_file[n].to(torch.bfloat16)) for n in halves)

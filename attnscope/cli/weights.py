@@ -132,6 +132,8 @@ def weights_cmd(
     )
     chosen = read_messages(messages)
     text = read_prompt(prompt) if prompt is not None else None
+    from attnscope.model.config import check_norm_applies
+
     loaded = model.load(
         device_map,
         selection=selection,
@@ -139,6 +141,7 @@ def weights_cmd(
         find=[("query", query.query, query.occurrence)],
         chat=chat,
         messages=chosen,
+        shape_checks=[check_norm_applies] if how == "norm" else [],
     )
     from attnscope.core.weights import weights
 

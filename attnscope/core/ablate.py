@@ -37,7 +37,7 @@ def head_means(loaded: Loaded, stack: Stack, mean_over: Sequence[str] | None) ->
     sums = [torch.zeros_like(x[0, 0]) for x in stack.o_input]
     count = 0
     for text in mean_over:
-        other = Stack(loaded.model, encode(loaded.tokenizer, text).ids)
+        other = Stack(loaded.model, encode(loaded.tokenizer, text).ids, what="ablate")
         for layer, x in enumerate(other.o_input):
             sums[layer] += x[0].sum(dim=0)
         count += other.length
@@ -209,7 +209,7 @@ def ablate(
         k = as_text(key)
         key_span = KeySpan(text=k.text, span=find_span(enc, k.text, k.occurrence, warnings, "key"))
 
-    stack = Stack(loaded.model, enc.ids, rows=True)
+    stack = Stack(loaded.model, enc.ids, rows=True, what="ablate")
     baseline = stack.baseline(metric)
     means, mean_tokens = head_means(loaded, stack, mean_over) if mode == "mean" else (None, None)
     where = None if len(at) == len(enc.ids) else at

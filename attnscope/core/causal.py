@@ -18,7 +18,6 @@ This module does not tokenize prompts, load models or print.
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine
+from attnscope.core.trace import head_logits
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.results.ablate import Metric
 
@@ -71,33 +71,26 @@ class Row:
 def unsupported(model: Any) -> str | None:
     """Why :class:`Stack` cannot run this model's layers one by one, or None when it can.
 
-    A sweep calls each decoder layer with the model's rotary embeddings and its full or
-    sliding-window mask, and edits ``k_proj``, ``v_proj`` and ``o_proj``: a layer without those
-    modules (a fused qkv projection, a linear-attention layer), a layer kind other than full or
-    sliding attention, or rotary embeddings that need more than the positions are not supported.
+    A sweep calls each decoder layer with the arguments the model's own forward gave it (its
+    mask, its rotary embeddings, whatever the family passes), and edits ``k_proj``, ``v_proj``
+    and ``o_proj``: a layer without those modules (a fused qkv projection, a linear-attention
+    layer) is not supported.
     """
+    from attnscope.core.common import _listed
+
     base: Any = engine.decoder(model)
     config: Any = base.config
     kind = str(getattr(config, "model_type", "") or type(model).__name__)
-    types = set(getattr(config, "layer_types", None) or ["full_attention"])
-    other = sorted(types - {"full_attention", "sliding_attention"})
-    if other:
-        return f"this {kind} model has {', '.join(other)} layers"
+    types = list(getattr(config, "layer_types", None) or [])
+    linear = [i for i, t in enumerate(types[: len(base.layers)]) if t == "linear_attention"]
+    if linear:
+        return f"layers {_listed(linear)} of this {kind} model are linear-attention layers (no attention heads)"
     for layer in list(base.layers):
         attn = getattr(layer, "self_attn", None)
         missing = [name for name in ("k_proj", "v_proj", "o_proj") if not hasattr(attn, name)]
         if missing:
-            return f"the attention of this {kind} model has no {', '.join(missing)} module"
-    rotary = getattr(base, "rotary_emb", None)
-    if rotary is None:
-        return f"this {kind} model has no rotary embeddings shared by its layers"
-    needed = [
-        p.name
-        for p in list(inspect.signature(rotary.forward).parameters.values())[2:]
-        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    if needed:
-        return f"the rotary embeddings of this {kind} model need {', '.join(needed)} as well as the positions"
+            fused = " (q, k and v come from one fused qkv_proj)" if hasattr(attn, "qkv_proj") else ""
+            return f"the attention of this {kind} model has no {', '.join(missing)} module{fused}"
     return None
 
 
@@ -111,7 +104,7 @@ class Stack:
     asked for.
     """
 
-    def __init__(self, model: Any, ids: Sequence[int], *, rows: bool = False) -> None:
+    def __init__(self, model: Any, ids: Sequence[int], *, rows: bool = False, what: str = "this command") -> None:
         engine.prepare(model)
         why = unsupported(model)
         if why is not None:
@@ -130,36 +123,23 @@ class Stack:
         self.layers: list[Any] = list(base.layers[: self.n_layers])
         self.ids = torch.tensor([list(ids)], device=self.device)
         self.length = len(ids)
-        self.position_ids = torch.arange(self.length, device=self.device)[None]
         self.residual: list[torch.Tensor] = []
         self.o_input: list[torch.Tensor] = []
         self.k_out: list[torch.Tensor] = []
         self.v_out: list[torch.Tensor] = []
         self.rows: list[torch.Tensor] = []
+        self.calls: list[dict[str, Any]] = []  # per layer: the keyword arguments the model gave it
+        self.masks: list[Any] = []  # per layer: the mask the model gave it (None: sdpa's own causal mask)
         with torch.no_grad():
-            embeds = base.embed_tokens(self.ids)
-            self.position_embeddings = base.rotary_emb(embeds, self.position_ids)
-            self.masks = self._masks(embeds)
-            self._clean(embeds, rows)
+            self._clean(rows, what)
 
-    def _masks(self, embeds: torch.Tensor) -> list[Any]:
-        """The mask each layer receives, made as the model makes it (None: sdpa's own causal mask)."""
-        from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
-
-        kwargs = {
-            "config": self.config,
-            "inputs_embeds": embeds,
-            "attention_mask": torch.ones_like(self.ids),
-            "cache": None,
-            "position_ids": self.position_ids,
-        }
-        made = {"full_attention": create_causal_mask(**kwargs)}
-        types = list(getattr(self.config, "layer_types", None) or ["full_attention"] * self.n_layers)
-        if "sliding_attention" in types:
-            made["sliding_attention"] = create_sliding_window_causal_mask(**kwargs)
-        return [made[kind] for kind in types[: self.n_layers]]
-
-    def _clean(self, embeds: torch.Tensor, rows: bool) -> None:
+    def _clean(self, rows: bool, what: str) -> None:
+        """The model's own forward once, kept at every layer: each layer's input (the residual),
+        the keyword arguments the model called it with (its mask, rotary embeddings: whatever the
+        family passes), and o_proj's input, k_proj's and v_proj's outputs. Layers are later
+        replayed with exactly these arguments, so the replay is the model's forward whatever the
+        family does around its layers (Gemma's embedding scale, Granite's multipliers, per-layer
+        rotary bases)."""
         keep: list[Hook] = []
         for layer in self.layers:
             attn = layer.self_attn
@@ -168,37 +148,56 @@ class Stack:
                 (attn.k_proj, "output", _keeper(self.k_out)),
                 (attn.v_proj, "output", _keeper(self.v_out)),
             ]
+
+        def called(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            hidden = args[0] if args else kwargs["hidden_states"]
+            self.residual.append(hidden.detach())
+            self.calls.append({k: v for k, v in kwargs.items() if k != "hidden_states"})
+
+        def last(_module: Any, _args: Any, out: Any) -> None:
+            self.residual.append((out[0] if isinstance(out, tuple) else out).detach())
+
+        handles = [layer.register_forward_pre_hook(called, with_kwargs=True) for layer in self.layers]
+        handles.append(self.layers[-1].register_forward_hook(last))
         request = engine.Request(
             positions=torch.tensor([[self.length - 1]]),
             layers=frozenset(range(self.n_layers)) if rows else frozenset(),
             stop=False,
         )
-        hidden = embeds
-        with hooks(keep), engine.session(request) as got:
-            for index in range(self.n_layers):
-                self.residual.append(hidden)
-                hidden = self.layer(index, hidden, None)
-        self.residual.append(hidden)
+        try:
+            with hooks(keep), engine.session(request) as got:
+                out = self.model(input_ids=self.ids, attention_mask=torch.ones_like(self.ids), use_cache=False)
+        finally:
+            for handle in handles:
+                handle.remove()
+        self.masks = [call.get("attention_mask") for call in self.calls]
+        own = out.logits[:, -1].float()
+        mine = self.logits(self.residual[-1])
+        gap = float((own - mine).abs().max())
+        if gap > 1e-4 * max(1.0, float(own.abs().max())):
+            raise AttnscopeError(
+                f"{what} reads the metric from the last layer's output through the final norm and lm_head, "
+                f"and this {self.config.model_type} model computes its logits otherwise (they differ by {gap:.2g})",
+                ExitCode.MODEL,
+            )
         if rows:
             engine.check_finite(got.rows)
             self.rows = [got.rows[layer][0, :, 0].float() for layer in range(self.n_layers)]  # (H, T)
 
     def layer(self, index: int, hidden: torch.Tensor, mask: Any) -> torch.Tensor:
-        """Layer ``index`` on ``hidden`` (B, T, hidden), with ``mask`` in place of its own when given."""
-        out: torch.Tensor = self.layers[index](
-            hidden,
-            attention_mask=self.masks[index] if mask is None else mask,
-            position_ids=self.position_ids,
-            position_embeddings=self.position_embeddings,
-            cache=None,
-            use_cache=False,
-        )
-        return out
+        """Layer ``index`` on ``hidden`` (B, T, hidden), called as the model called it, with ``mask``
+        in place of its own when given."""
+        kwargs = dict(self.calls[index])
+        if mask is not None:
+            kwargs["attention_mask"] = mask
+        out = self.layers[index](hidden, **kwargs)
+        result: torch.Tensor = out[0] if isinstance(out, tuple) else out
+        return result
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """(B, T, hidden) output of the last layer -> (B, V) logits at the last position."""
-        out: torch.Tensor = self.model.lm_head(self.base.norm(hidden[:, -1:]))[:, -1]
-        return out
+        """(B, T, hidden) output of the last layer -> (B, V) fp32 logits at the last position, as the
+        model's head makes them (its final norm, lm_head, logit scale and soft-cap)."""
+        return head_logits(self.model, hidden[:, -1]).float()
 
     def baseline(self, metric: Metric) -> float:
         """The metric on the clean run."""

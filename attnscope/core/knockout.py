@@ -90,7 +90,7 @@ def knockout(
         size = 1 if window is None else window
         rows_layers = windows_of(n_layers, size)
 
-    stack = Stack(loaded.model, enc.ids)
+    stack = Stack(loaded.model, enc.ids, what="knockout")
     baseline = stack.baseline(metric)
     edges = cut(stack, q_span, k.span, heads)
     rows = [

@@ -112,7 +112,8 @@ def patch(
     check_length(max(len(enc_clean.ids), len(enc_corrupt.ids)), max_positions)
     layers = (selection or Selection()).layer_indices(info.num_hidden_layers)
 
-    clean_stack, corrupt_stack = Stack(loaded.model, enc_clean.ids), Stack(loaded.model, enc_corrupt.ids)
+    clean_stack = Stack(loaded.model, enc_clean.ids, what="patch")
+    corrupt_stack = Stack(loaded.model, enc_corrupt.ids, what="patch")
     clean_value, corrupt_value = clean_stack.baseline(metric), corrupt_stack.baseline(metric)
     if clean_value == corrupt_value:
         raise AttnscopeError(

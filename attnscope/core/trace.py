@@ -55,25 +55,30 @@ def lm_head(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def logit_lens(model: torch.nn.Module, vectors: torch.Tensor) -> torch.Tensor:
-    """vectors (N, hidden) raw residual stream -> (N, vocab) fp32 CPU logits via final norm + lm_head,
-    then what the model's own head does to its logits: a scale (Cohere's ``logit_scale``, Granite's
-    ``logits_scaling``) and final soft-capping (Gemma 2/3's ``final_logit_softcapping``)."""
+    """vectors (N, hidden) raw residual stream -> (N, vocab) fp32 CPU logits (:func:`head_logits`)."""
     param = next(model.parameters())
-    config = getattr(model, "config", None)
     with torch.inference_mode():
-        x = vectors.to(device=param.device, dtype=param.dtype)
-        logits = lm_head(model)(final_norm(model)(x))
-        scale = getattr(model, "logit_scale", None)
-        if isinstance(scale, (int, float)):
-            logits = logits * scale
-        divide = getattr(config, "logits_scaling", None)
-        if isinstance(divide, (int, float)) and divide:
-            logits = logits / divide
-        cap = getattr(config, "final_logit_softcapping", None)
-        if isinstance(cap, (int, float)) and cap:
-            logits = torch.tanh(logits / cap) * cap
-        out: torch.Tensor = logits.float().cpu()
+        out: torch.Tensor = head_logits(model, vectors.to(device=param.device, dtype=param.dtype)).float().cpu()
         return out
+
+
+def head_logits(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """(..., hidden) raw residual stream -> (..., vocab) logits via final norm + lm_head, then what
+    the model's own head does to its logits: a scale (Cohere's ``logit_scale``, Granite's
+    ``logits_scaling``) and final soft-capping (Gemma 2/3's ``final_logit_softcapping``). Gradients
+    flow through it (``ablate --approx``)."""
+    config = getattr(model, "config", None)
+    logits: torch.Tensor = lm_head(model)(final_norm(model)(x))
+    scale = getattr(model, "logit_scale", None)
+    if isinstance(scale, (int, float)):
+        logits = logits * scale
+    divide = getattr(config, "logits_scaling", None)
+    if isinstance(divide, (int, float)) and divide:
+        logits = logits / divide
+    cap = getattr(config, "final_logit_softcapping", None)
+    if isinstance(cap, (int, float)) and cap:
+        logits = torch.tanh(logits / cap) * cap
+    return logits
 
 
 def _top(tokenizer: Any, logits: torch.Tensor, k: int) -> list[TopToken]:

@@ -99,6 +99,25 @@ class ModelShape:
     kind: str  # "hub", "folder" or "gguf"
     num_hidden_layers: int | None = None
     num_attention_heads: int | None = None
+    model_type: str | None = None
+
+
+# Families whose attention multiplies each head's output by a sigmoid gate computed from the
+# query side before o_proj (their modeling code does, unconditionally; no config field says so).
+# For these the norm measure's f_h(x_j) is not what a key adds. The capture refuses any such
+# layer it meets (engine: q_proj twice the heads' width); this table lets the refusal come
+# before the model loads.
+OUTPUT_GATED_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
+
+
+def check_norm_applies(shape: ModelShape) -> None:
+    """Refuse ``--measure norm`` before loading where the model type tells that it cannot apply."""
+    if shape.model_type in OUTPUT_GATED_TYPES:
+        raise AttnscopeError(
+            f"{shape.model_type} attention gates each head's output (a sigmoid of the query side) before o_proj, "
+            "so what a key adds is not alpha_ij f_h(x_j) and the norm measure does not apply",
+            ExitCode.MODEL,
+        )
 
 
 def _count(value: Any) -> int | None:
@@ -125,6 +144,7 @@ def model_shape(model: str | None = None, revision: str | None = None) -> ModelS
             kind,
             num_hidden_layers=_count(meta.get(f"{arch}.block_count")),
             num_attention_heads=_count(meta.get(f"{arch}.attention.head_count")),
+            model_type=gguf_model_type(arch) if isinstance(arch, str) else None,
         )
     if kind == "hub":
         config_path = hub.cached_config(spec, revision)
@@ -141,12 +161,19 @@ def model_shape(model: str | None = None, revision: str | None = None) -> ModelS
     text = doc.get("text_config", doc) if isinstance(doc, dict) else {}
     if not isinstance(text, dict):
         return ModelShape(spec, kind)
+    model_type = text.get("model_type", doc.get("model_type"))
     return ModelShape(
         spec,
         kind,
         num_hidden_layers=_count(text.get("num_hidden_layers")),
         num_attention_heads=_count(text.get("num_attention_heads")),
+        model_type=model_type if isinstance(model_type, str) else None,
     )
+
+
+def gguf_model_type(arch: str) -> str:
+    """The transformers model_type of a GGUF's general.architecture (qwen2moe is qwen2_moe)."""
+    return arch[: -len("moe")] + "_moe" if arch.endswith("moe") else arch
 
 
 def has_chat_template(spec: str, kind: str, revision: str | None) -> bool | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.model.config import TESTED_MODEL_TYPES, attention_source, check_config
+from attnscope.model.config import TESTED_MODEL_TYPES, attention_source, check_config, gguf_model_type
 from attnscope.model.gguf_header import read_gguf_header
 from attnscope.model.reference import cache_root
 from attnscope.model.said import Progress, Said, noop
@@ -167,7 +167,7 @@ def _check_gguf_architecture(path: Path) -> None:
         return
     if not isinstance(arch, str):
         return
-    model_type = arch[: -len("moe")] + "_moe" if arch.endswith("moe") else arch  # GGUF's qwen2moe is qwen2_moe
+    model_type = gguf_model_type(arch)
     if model_type in TESTED_MODEL_TYPES:
         return
     from transformers import CONFIG_MAPPING, MODEL_FOR_CAUSAL_LM_MAPPING

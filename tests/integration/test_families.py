@@ -21,9 +21,11 @@ import torch
 from attnscope.capture import engine
 from attnscope.core.generate import generate
 from attnscope.devtools import models_doc
+from attnscope.errors import ExitCode
 
 from support import SEED, families, one_error, reference
 
+CLEAN, CORRUPT = "민수는 사과를 샀다. 그는 그것을", "지수는 사과를 샀다. 그는 그것을"  # one length, in tokens
 TOLERANCE = 1e-5  # fp32, every row against eager
 RECORDS: dict[str, models_doc.Family] = {}
 
@@ -39,6 +41,9 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("explain", [SEED, "--query", "그것을", "--layer", "-1", "--head", "0"]),
     ("rope", ["--layer", "-1"]),
     ("trace", [SEED, "--top", "2", "--dims", "3"]),
+    ("ablate", [SEED, "--target", "."]),
+    ("knockout", [SEED, "--target", ".", "--key", "사과를"]),
+    ("patch", ["--clean", CLEAN, "--corrupt", CORRUPT, "--target", "."]),
 ]
 
 
@@ -148,6 +153,21 @@ def test_a_selection_of_linear_layers_only_is_one_error(tokenizer: Any, cli: Any
     assert res.exit_code == 0 and json.loads(res.stdout)["layers"] == [1]
     shown = cli("weights", SEED, "--model", str(folder))
     assert "layers 0,2 are linear-attention layers (no attention weights): not captured" in shown.stdout
+
+
+@pytest.mark.parametrize("model_type", ["qwen3_next", "qwen3_5_text"])
+def test_norm_on_a_gated_family_is_refused_before_loading(
+    model_type: str, tokenizer: Any, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The config's model type tells that the heads' outputs are gated: one line, no model loaded."""
+    folder = families.save(tmp_path / model_type, model_type, tokenizer)
+
+    def no_load(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(engine, "load", no_load)
+    res = cli("weights", SEED, "--measure", "norm", "--model", str(folder))
+    one_error(res, ExitCode.MODEL, f"{model_type} attention gates each head's output", "norm measure does not apply")
 
 
 def test_softcap_and_sinks_change_the_rows(tokenizer: Any) -> None:

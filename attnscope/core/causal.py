@@ -73,24 +73,21 @@ def unsupported(model: Any) -> str | None:
 
     A sweep calls each decoder layer with the arguments the model's own forward gave it (its
     mask, its rotary embeddings, whatever the family passes), and edits ``k_proj``, ``v_proj``
-    and ``o_proj``: a layer without those modules (a fused qkv projection, a linear-attention
-    layer) is not supported.
+    and ``o_proj``: a layer without those modules (a fused qkv projection) or of a kind other
+    than full or sliding attention (a linear-attention layer) is not supported.
     """
-    from attnscope.core.common import _listed
-
     base: Any = engine.decoder(model)
     config: Any = base.config
     kind = str(getattr(config, "model_type", "") or type(model).__name__)
-    types = list(getattr(config, "layer_types", None) or [])
-    linear = [i for i, t in enumerate(types[: len(base.layers)]) if t == "linear_attention"]
-    if linear:
-        return f"layers {_listed(linear)} of this {kind} model are linear-attention layers (no attention heads)"
+    types = set(getattr(config, "layer_types", None) or ["full_attention"])
+    other = sorted(types - {"full_attention", "sliding_attention"})
+    if other:
+        return f"this {kind} model has {', '.join(other)} layers"
     for layer in list(base.layers):
         attn = getattr(layer, "self_attn", None)
         missing = [name for name in ("k_proj", "v_proj", "o_proj") if not hasattr(attn, name)]
         if missing:
-            fused = " (q, k and v come from one fused qkv_proj)" if hasattr(attn, "qkv_proj") else ""
-            return f"the attention of this {kind} model has no {', '.join(missing)} module{fused}"
+            return f"the attention of this {kind} model has no {', '.join(missing)} module"
     return None
 
 

@@ -25,7 +25,10 @@ from attnscope.errors import ExitCode
 
 from support import SEED, families, one_error, reference
 
-CLEAN, CORRUPT = "민수는 사과를 샀다. 그는 그것을", "민수는 사과를 샀다. 그것을 그는"  # 21 tokens each, differing at the end (within a 4-key window)
+CLEAN, CORRUPT = (
+    "민수는 사과를 샀다. 그는 그것을",
+    "민수는 사과를 샀다. 그것을 그는",
+)  # 21 tokens each, differing at the end (within a 4-key window)
 TOLERANCE = 1e-5  # fp32, every row against eager
 RECORDS: dict[str, models_doc.Family] = {}
 

@@ -182,8 +182,7 @@ def test_model_errors_read_in_korean() -> None:
         "a block's output (pre_feedforward_layernorm, post_feedforward_layernorm) before adding it",
         "--verify knocks edges out, which is not supported on this model: the attention of this phi3 model has no "
         "k_proj, v_proj module",
-        "the causal commands run a model layer by layer, but the rotary embeddings of this olmo3 model need "
-        "layer_type as well as the positions",
+        "the causal commands run a model layer by layer, but this qwen3_next model has linear_attention layers",
         "flow keeps every layer's activations for the 28 tokens up to the prediction: about 458 KiB, but only "
         "300 KiB can be used; about 22 tokens would fit (an earlier --pos, or a shorter prompt)",
     ):

@@ -572,8 +572,6 @@ MESSAGES: dict[str, str] = {
     "errors.msg.why_residual_scale": "this {kind} model scales each block's output by residual_multiplier {value}",
     "errors.msg.why_layer_types": "this {kind} model has {types} layers",
     "errors.msg.why_attn_modules": "the attention of this {kind} model has no {names} module",
-    "errors.msg.why_no_rotary": "this {kind} model has no rotary embeddings shared by its layers",
-    "errors.msg.why_rotary_args": "the rotary embeddings of this {kind} model need {names} as well as the positions",
     "errors.usage.missing_option": "Missing option {name}.",
     "errors.usage.missing_argument": "Missing argument {name}.",
     "errors.usage.no_such_option_possible": "No such option: {name} (Possible options: {options})",

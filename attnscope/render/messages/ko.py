@@ -562,8 +562,6 @@ MESSAGES: dict[str, str] = {
     "errors.msg.why_residual_scale": "이 {kind} 모델은 블록 출력마다 residual_multiplier {value:/을} 곱한다.",
     "errors.msg.why_layer_types": "이 {kind} 모델에는 {types} 레이어가 있다.",
     "errors.msg.why_attn_modules": "이 {kind} 모델의 어텐션에는 {names} 모듈이 없다.",
-    "errors.msg.why_no_rotary": "이 {kind} 모델에는 레이어들이 함께 쓰는 회전 임베딩이 없다.",
-    "errors.msg.why_rotary_args": "이 {kind} 모델의 회전 임베딩은 위치 말고도 {names:/이} 필요하다.",
     "errors.usage.missing_option": "{name} 옵션이 빠졌다.",
     "errors.usage.missing_argument": "{name} 인자가 빠졌다.",
     "errors.usage.no_such_option_possible": "{name}라는 옵션은 없다(비슷한 옵션: {options}).",

@@ -129,6 +129,8 @@ def test_family(model_type: str, tokenizer: Any, cli: Any, tmp_path_factory: pyt
         res = cli(command, *args, *extra, "--model", str(folder), *([] if extra else ["--json"]))
         if res.exit_code == 0:
             support[name] = ""
+            if name == "ablate":
+                check_ablate(model, tokenizer, json.loads(res.stdout))
             if name == "weights --measure norm":
                 completeness = json.loads(res.stdout)["completeness_max_diff"]
                 assert completeness is not None and completeness < 1e-4
@@ -146,6 +148,34 @@ def test_family(model_type: str, tokenizer: Any, cli: Any, tmp_path_factory: pyt
         completeness=completeness,
         commands=support,
     )
+
+
+def check_ablate(model: Any, tokenizer: Any, doc: dict[str, Any]) -> None:
+    """``ablate``'s baseline and the effect of its top head against the model's own forward, with
+    that head's slice of o_proj's input zeroed by a hook: the layer-by-layer replay is exact."""
+    ids = torch.tensor([tokenizer(SEED)["input_ids"]])
+    target = doc["metric"]["target_id"]
+
+    def logp() -> float:
+        with torch.no_grad():
+            logits = model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False).logits
+        return float(torch.log_softmax(logits[0, -1].float(), dim=-1)[target])
+
+    assert abs(logp() - doc["baseline"]) < 1e-4
+    top = doc["ranking"][0]
+    layers = engine.decoder(model).layers
+    head_dim = doc["model"]["head_dim"]
+
+    def zero(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        x = args[0].clone()
+        x[..., top["head"] * head_dim : (top["head"] + 1) * head_dim] = 0
+        return (x, *args[1:])
+
+    handle = layers[top["layer"]].self_attn.o_proj.register_forward_pre_hook(zero)
+    try:
+        assert abs(logp() - doc["baseline"] - top["effect"]) < 1e-4
+    finally:
+        handle.remove()
 
 
 def test_a_selection_of_linear_layers_only_is_one_error(tokenizer: Any, cli: Any, tmp_path: Path) -> None:

@@ -45,6 +45,8 @@ _LAZY = {
     "rope": ("attnscope.core.rope", "rope"),
     "reuse": ("attnscope.core.reuse", "reuse"),
     "roles": ("attnscope.core.roles", "roles"),
+    "stats": ("attnscope.core.stats", "stats"),
+    "ModelSpec": ("attnscope.core.stats", "ModelSpec"),
     "generate": ("attnscope.core.generate", "generate"),
     "explore": ("attnscope.core.explore", "explore"),
     "ablate": ("attnscope.core.ablate", "ablate"),
@@ -80,6 +82,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors, which do not 
     from attnscope.core.roles import roles
     from attnscope.core.rope import rope
     from attnscope.core.spec import ChatSpec, IndexRange, QuerySpec, Selection, Text
+    from attnscope.core.stats import ModelSpec, stats
     from attnscope.core.tokenlist import tokens
     from attnscope.core.trace import trace
     from attnscope.core.weights import weights

@@ -61,6 +61,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("render", cli="attnscope.cli.render:render_cmd"),
     _analysis("roles", "RolesResult", 1),
     _analysis("generate", "GenerateResult", 1),
+    _analysis("stats", "StatsResult", 1, figure=True),
     _analysis("ablate", "AblateResult", 1, figure=True),
     _analysis("knockout", "KnockoutResult", 1, figure=True),
     _analysis("patch", "PatchResult", 1, figure=True),

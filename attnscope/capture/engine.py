@@ -17,7 +17,7 @@ capturing attention, and :func:`load` is ``attnscope.model.load`` followed by it
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,9 @@ class Request:
     heads: frozenset[int] | None = (
         None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
     )
+    # Called with (layer, rows, norms or None) on the model's device as each layer is done, in
+    # place of keeping them: a reduction that needs one layer's rows at a time (``core.stats``).
+    consume: Callable[[int, torch.Tensor, torch.Tensor | None], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -262,11 +265,12 @@ def _attention(
         if request.heads is not None and len(request.heads) < query.shape[1]:  # all heads: nothing to copy
             q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
             s_in = None if sinks is None else sinks[sorted(request.heads)]
-        captured.rows[layer] = attention_rows(
-            q_in, k_in, positions, scaling, m_in, kwargs.get("sliding_window"), softcap, s_in
-        ).cpu()
+        rows = attention_rows(q_in, k_in, positions, scaling, m_in, kwargs.get("sliding_window"), softcap, s_in)
+        captured.rows[layer] = rows if request.consume is not None else rows.cpu()
     if layer in request.norms:
         _norms(module, layer, value, out, positions, request, captured)
+    if request.consume is not None and layer in request.layers:
+        request.consume(layer, captured.rows.pop(layer), captured.norms.pop(layer, None))
     if layer in request.keep_qkv:
         captured.qkv[layer] = (query.detach().cpu(), key.detach().cpu(), value.detach().cpu())
         captured.settings[layer] = Settings(
@@ -446,7 +450,7 @@ def _guard_memory(
     queries = 1 if request.positions is None else int(request.positions.shape[1])  # (B, P)
     kept_layers = len(request.keep_qkv | request.keep_output)
     kept, transient = memory.capture_bytes(
-        layers=len(request.layers),
+        layers=1 if request.consume is not None else len(request.layers),  # consumed rows live one layer at a time
         batch=batch,
         heads=heads,
         queries=queries,

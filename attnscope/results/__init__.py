@@ -123,9 +123,13 @@ def _from_list(tp: Any, value: Any, where: str) -> list[Any]:
 
 
 def _from_dict(tp: Any, value: Any, where: str) -> dict[str, Any]:
+    """An object; with ``dict[str, X]`` each value is read as ``X`` (a nested result, say)."""
     if not isinstance(value, dict):
         raise _bad(where, "an object")
-    return value
+    args = get_args(tp)
+    if len(args) != 2:
+        return value
+    return {k: _from_plain(args[1], v, f"{where}.{k}") for k, v in value.items()}
 
 
 def _from_dataclass(tp: Any, value: Any, where: str) -> Any:

@@ -506,3 +506,34 @@ def flow_routes(edges: Sequence[FlowEdge], checks: Sequence[FlowCheck], toleranc
     scale = max((c.scale for c in checks), default=0.0)
     ok = all(max(c.attention_error, c.mlp_error) <= tolerance * max(1.0, c.scale) for c in checks)
     return FlowRoutes(attention=attention, inputs=sorted(inputs), reading=reading, error=error, scale=scale, ok=ok)
+# --- stats ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatHead:
+    """One head of a stats ranking: its mean and 95% interval."""
+
+    layer: int
+    head: int
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+def stats_top(stat: Any, top: int, lowest: bool = False) -> list[StatHead]:
+    """A statistic's ``top`` heads by mean (highest first, or lowest first), ties by layer then
+    head; cells with no count (null) are left out. ``stat`` is a ``results.stats.Statistic``."""
+    cells = [
+        StatHead(layer, head, float(m), float(stat.ci_low[layer][head]), float(stat.ci_high[layer][head]))
+        for layer, row in enumerate(stat.mean)
+        for head, m in enumerate(row)
+        if m is not None
+    ]
+    cells.sort(key=lambda c: ((c.mean if lowest else -c.mean), c.layer, c.head))
+    return cells[:top]
+
+
+def massive_first_layers(layers: Sequence[Any]) -> list[int]:
+    """The layers where position 0 holds the largest |h| in more than half of the prompts
+    (``results.stats.MassiveLayer`` records)."""
+    return [m.layer for m in layers if m.prompts and 2 * m.at_first > m.prompts]

@@ -1,0 +1,236 @@
+"""``attnscope stats``: per-head attention statistics over a corpus, locally or on a Ray cluster.
+
+This module checks the options, loads the model (the local engine) or only checks it (Ray
+workers load their own), shows the progress line on a terminal, prints the skipped lines
+and one summary line on stderr, and writes the result, and the long table with ``--table``.
+The work is ``attnscope.core.stats``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Annotated, Any
+
+import typer
+
+from attnscope.cli.command import command
+from attnscope.cli.options import Chat, MeasureOpt, Model, Output
+from attnscope.errors import AttnscopeError, ExitCode
+
+SHOWN_SKIPPED = 10  # skipped lines named one by one on stderr; the JSON names all
+
+
+@command
+def stats_cmd(
+    *,
+    input_file: Annotated[
+        str | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help='The corpus: one prompt per line, or JSON Lines {"prompt": ...} (with --chat also {"messages": [...]}).',
+        ),
+    ] = None,
+    field: Annotated[str, typer.Option("--field", help="The JSON field that holds the prompt.")] = "prompt",
+    input_format: Annotated[
+        str,
+        typer.Option("--input-format", help="auto|lines|jsonl (auto: JSON Lines if *.jsonl or a line starts with {)."),
+    ] = "auto",
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="Cut longer prompts to this many tokens (counted).")
+    ] = None,
+    pos: Annotated[
+        str, typer.Option("--pos", help="all|last: every query position from 1, or each prompt's last position.")
+    ] = "all",
+    measure: MeasureOpt = "weight",
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the intervals.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    shard_size: Annotated[
+        int, typer.Option("--shard-size", help="Input lines per shard: the unit of work and of the checkpoint.")
+    ] = 32,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Prompts padded and run together per forward.")] = 1,
+    engine: Annotated[
+        str, typer.Option("--engine", help="local|ray: in this process, or on Ray Data actors.")
+    ] = "local",
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="With --engine ray: actors, each with its own model (default 2).")
+    ] = None,
+    address: Annotated[
+        str | None, typer.Option("--address", help="With --engine ray: join the cluster at HOST:PORT (or auto).")
+    ] = None,
+    checkpoint: Annotated[
+        str | None, typer.Option("--checkpoint", help="A folder: every finished shard is saved there.")
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Go on from --checkpoint DIR, skipping finished shards.")
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Stop at the first bad line instead of skipping it.")
+    ] = False,
+    table: Annotated[
+        str | None, typer.Option("--table", help="Also write the long table: FILE.csv or FILE.parquet.")
+    ] = None,
+    model: Model,
+    chat: Chat,
+    out: Output,
+) -> None:
+    """Per-head attention statistics over a corpus of prompts, with bootstrap intervals."""
+    from attnscope.core.spec import one_of
+
+    if input_file is None:
+        raise AttnscopeError("give --input FILE: one prompt per line, or JSON Lines")
+    one_of(engine, ("local", "ray"), "engine")
+    if engine == "local" and (workers is not None or address is not None):
+        raise AttnscopeError("--workers and --address are for --engine ray")
+    if table is not None:
+        _check_table(table)
+    if resume and checkpoint is None:
+        raise AttnscopeError("--resume needs --checkpoint DIR")
+    if chat.system is not None and not chat.chat:
+        raise AttnscopeError("--system needs --chat")
+    n_workers = 1 if engine == "local" else (2 if workers is None else workers)
+    from attnscope.core.stats import ModelSpec, scan
+
+    scan(input_file, input_format)  # a missing or empty file is reported before any model loads
+    if engine == "ray":
+        from attnscope.core.precheck import precheck
+        from attnscope.core.stats_ray import check_ray
+
+        check_ray(address, n_workers)
+        precheck(model.model, model.revision, progress=model.terminal.progress)
+    spec = ModelSpec(
+        model=model.model, revision=model.revision, device=model.device, dtype=model.dtype, loader=model.load
+    )
+    from attnscope.core.stats import stats
+
+    ctx = out.ctx()
+    bar = _Progress(out, ctx.lang)
+    result = stats(
+        spec,
+        input_file,
+        field=field,
+        pos=one_of(pos, ("all", "last"), "pos"),
+        chat=chat.chat,
+        system=chat.system,
+        measure=one_of(measure, ("weight", "norm"), "measure"),
+        max_tokens=max_tokens,
+        bootstrap=bootstrap,
+        seed=seed,
+        shard_size=shard_size,
+        batch_size=batch_size,
+        engine=engine,  # type: ignore[arg-type]
+        workers=n_workers,
+        address=address,
+        checkpoint=checkpoint,
+        resume=resume,
+        strict=strict,
+        input_format=input_format,
+        progress=bar,
+    )
+    if table is not None:
+        write_table(table, result.table_rows())
+    from attnscope.render.i18n import t
+
+    for skipped in result.corpus.skipped[:SHOWN_SKIPPED]:
+        out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=skipped.reason))
+    more = len(result.corpus.skipped) - SHOWN_SKIPPED
+    if more > 0:
+        out.terminal.line(t(ctx.lang, "stats.skipped_more", n=more))
+    out.emit(result)
+    c = result.corpus
+    rate = c.used / result.elapsed if result.elapsed > 0 else 0.0
+    out.terminal.line(
+        t(
+            ctx.lang,
+            "stats.summary",
+            used=c.used,
+            positions=c.positions,
+            skipped=len(c.skipped),
+            truncated=c.truncated,
+            seconds=result.elapsed,
+            rate=rate,
+        )
+    )
+
+
+class _Progress:
+    """The transient progress line: lines done of all, prompts per second, time left."""
+
+    def __init__(self, out: Output, lang: Any) -> None:
+        self.out = out
+        self.lang = lang
+        self.t0: float | None = None
+        self.first = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        from attnscope.render.i18n import t
+
+        now = time.perf_counter()
+        if self.t0 is None:
+            self.t0, self.first = now, done
+        elapsed = now - self.t0
+        rate = (done - self.first) / elapsed if elapsed > 0 else 0.0
+        eta = (total - done) / rate if rate > 0 else None
+        self.out.terminal.progress(
+            t(
+                self.lang,
+                "stats.progress",
+                done=done,
+                total=total,
+                pct=100.0 * done / max(total, 1),
+                rate=rate,
+                eta=_clock(eta) if eta is not None else "?",
+            )
+        )
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def _check_table(path: str) -> None:
+    lower = path.lower()
+    if not (lower.endswith(".csv") or lower.endswith(".parquet")):
+        raise AttnscopeError(f"--table {path}: name a .csv or .parquet file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise AttnscopeError(f"cannot write {path}: no such folder {folder!r}")
+    if lower.endswith(".parquet"):
+        try:
+            import pyarrow  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:
+            raise AttnscopeError(
+                f"--table {path}: writing Parquet needs pyarrow (pip install pyarrow), or name a .csv file"
+            ) from None
+
+
+def write_table(path: str, rows: list[dict[str, object]]) -> None:
+    """The long table as CSV or Parquet, written atomically (a temporary file, then a rename)."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".table.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        if path.lower().endswith(".parquet"):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows), tmp)
+        else:
+            import csv
+
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["layer"])
+                writer.writeheader()
+                writer.writerows(rows)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise AttnscopeError(f"cannot write {path}: {exc.strerror}", ExitCode.USAGE) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

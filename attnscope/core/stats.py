@@ -1,0 +1,460 @@
+"""``attnscope stats``: per-head attention statistics over a corpus, on one machine or on Ray.
+
+The corpus is a file with one prompt per line (plain text), or JSON Lines with the prompt in
+a field (``{"prompt": ...}``) or, with ``chat``, a conversation (``{"messages": [...]}``). Its
+lines are cut into shards of ``shard_size`` lines, fixed by line number; every shard becomes
+one :class:`~attnscope.core.stats_agg.Partial` (``core.stats_worker``, the same code on both
+engines), and the result is the merge of all shards in shard order. A checkpoint folder holds
+a manifest (what the numbers depend on) and one file per finished shard, written atomically,
+so a run that stops keeps what finished and ``resume`` skips it; the merged result is the one
+an uninterrupted run gives. The driver reads and parses the file (bad lines are recorded with
+their line numbers, or fatal with ``strict``) and never holds more than one shard's prompts
+on the local engine. This module does not print: ``progress`` receives the lines done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from attnscope.core.segments import parse_messages
+from attnscope.core.stats_agg import Partial, histograms, massive, statistics
+from attnscope.core.stats_worker import Item, Settings, StatsWorker
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model import Loaded
+from attnscope.results.common import ModelInfo
+from attnscope.results.stats import Corpus, Engine, Pos, SkippedLine, StatsOptions, StatsResult
+
+CHECKPOINT_SCHEMA = "attnscope.stats-checkpoint/1"
+MANIFEST = "manifest.json"
+DEFAULT_SHARD_SIZE = 32
+DEFAULT_BOOTSTRAP = 200
+
+Progress = Callable[[int, int], None]  # (lines done, lines in the file that hold something)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How to load the model: what a Ray worker is told, and what a checkpoint records.
+
+    ``loader`` (optional) loads it in this process for the local engine (the CLI passes its own,
+    which checks the model and reports progress first).
+    """
+
+    model: str | None = None
+    revision: str | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    loader: Callable[[], Loaded] | None = None
+
+    def key(self) -> str:
+        """The model as a checkpoint names it: a path made absolute, or the hub id and revision."""
+        from attnscope.model.reference import resolve
+
+        ref, kind = resolve(self.model)
+        if kind != "hub":
+            ref = os.path.realpath(ref)
+        return ref if self.revision is None else f"{ref}@{self.revision}"
+
+    def load(self) -> Loaded:
+        if self.loader is not None:
+            return self.loader()
+        from attnscope.capture.engine import load
+
+        return load(self.model, revision=self.revision, device=self.device, dtype=self.dtype)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The input file: its path, sha256, number of lines and of lines holding something."""
+
+    path: str
+    sha256: str
+    lines: int
+    filled: int
+    jsonl: bool
+
+
+def scan(path: str, input_format: str = "auto") -> Scan:
+    """Read the file once (streamed): its hash and line counts; refuse a missing or empty file."""
+    if path == "-":
+        raise AttnscopeError("--input -: stats reads a file (its hash goes into the result and the checkpoint)")
+    if os.path.isdir(path):
+        raise AttnscopeError(f"--input {path}: is a folder, not a file", ExitCode.INPUT_FILE)
+    digest = hashlib.sha256()
+    lines = filled = 0
+    first: bytes | None = None
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                digest.update(raw)
+                lines += 1
+                if raw.strip():
+                    filled += 1
+                    if first is None:
+                        first = raw.strip()
+    except OSError as exc:
+        raise AttnscopeError(f"--input {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+    if filled == 0:
+        raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)
+    if input_format not in ("auto", "lines", "jsonl"):
+        raise AttnscopeError(f"input_format {input_format!r}: use auto, lines or jsonl", option="input_format")
+    jsonl = input_format == "jsonl" or (
+        input_format == "auto" and (path.lower().endswith(".jsonl") or (first or b"").startswith(b"{"))
+    )
+    return Scan(path=path, sha256=digest.hexdigest(), lines=lines, filled=filled, jsonl=jsonl)
+
+
+def parse_line(number: int, raw: bytes, jsonl: bool, field: str, chat: bool) -> Item | tuple[int, str] | None:
+    """One input line: an :class:`Item`, ``(line, reason)`` for a bad one, or None when it is blank."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (number, f"not valid UTF-8 (byte {exc.start + 1})")
+    text = text.removesuffix("\n").removesuffix("\r").removeprefix("\ufeff" if number == 1 else "")
+    if not text.strip():
+        return None
+    if not jsonl:
+        return Item(line=number, prompt=text)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return (number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(obj, dict):
+        return (number, 'expected a JSON object like {"prompt": "..."}')
+    if chat and "messages" in obj:
+        try:
+            messages = parse_messages(obj["messages"], "messages")
+        except AttnscopeError as exc:
+            return (number, exc.message)
+        return Item(line=number, messages=tuple(messages))
+    if field not in obj:
+        return (number, f"no field {field!r}" + (" and no 'messages'" if chat else ""))
+    prompt = obj[field]
+    if not isinstance(prompt, str):
+        return (number, f"field {field!r} is not a string")
+    if not prompt.strip():
+        return (number, "the prompt is empty")
+    return Item(line=number, prompt=prompt)
+
+
+def shards(
+    path: str, shard_size: int, jsonl: bool, field: str, chat: bool
+) -> Iterator[tuple[int, list[Item], list[tuple[int, str]]]]:
+    """(shard index, its usable items, its bad lines): shard k holds lines k*size+1 .. (k+1)*size."""
+    items: list[Item] = []
+    bad: list[tuple[int, str]] = []
+    shard = 0
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if (number - 1) // shard_size != shard:
+                yield shard, items, bad
+                items, bad, shard = [], [], (number - 1) // shard_size
+            got = parse_line(number, raw, jsonl, field, chat)
+            if isinstance(got, Item):
+                items.append(got)
+            elif got is not None:
+                bad.append(got)
+    yield shard, items, bad
+
+
+class Checkpoint:
+    """A folder of finished shards: ``manifest.json`` and ``shard-NNNNNN.npz``, each written atomically."""
+
+    def __init__(self, folder: str, fingerprint: dict[str, Any], resume: bool) -> None:
+        self.folder = Path(folder)
+        self.fingerprint = fingerprint
+        manifest = self.folder / MANIFEST
+        if self.folder.exists() and not self.folder.is_dir():
+            raise AttnscopeError(f"--checkpoint {folder}: not a folder")
+        if resume:
+            if not manifest.is_file():
+                raise AttnscopeError(f"--resume: {folder} holds no stats checkpoint (no {MANIFEST})")
+            try:
+                saved = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise AttnscopeError(f"--resume: {manifest} cannot be read ({exc})") from None
+            if not isinstance(saved, dict) or saved.get("schema") != CHECKPOINT_SCHEMA:
+                raise AttnscopeError(f"--resume: {manifest} is not a stats checkpoint")
+            differs = [k for k in fingerprint if saved.get("fingerprint", {}).get(k) != fingerprint[k]]
+            if differs:
+                k = differs[0]
+                was = json.dumps(saved.get("fingerprint", {}).get(k), ensure_ascii=False)
+                now = json.dumps(fingerprint[k], ensure_ascii=False)
+                raise AttnscopeError(
+                    f"--resume: the checkpoint in {folder} was made with another {_WHAT.get(k, k)} "
+                    f"({was}, now {now}); run with the same options, or use another --checkpoint folder"
+                )
+        else:
+            if manifest.exists() or any(self.folder.glob("shard-*.npz")):
+                raise AttnscopeError(
+                    f"--checkpoint {folder} already holds a checkpoint; add --resume to go on with it, "
+                    "or give an empty folder"
+                )
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise AttnscopeError(f"--checkpoint {folder}: {exc.strerror}") from None
+            self._write(MANIFEST, json.dumps({"schema": CHECKPOINT_SCHEMA, "fingerprint": fingerprint}).encode())
+
+    def finished(self) -> dict[int, Partial]:
+        """The shards already done, by index."""
+        out: dict[int, Partial] = {}
+        for file in sorted(self.folder.glob("shard-*.npz")):
+            try:
+                out[int(file.stem.split("-")[1])] = Partial.from_bytes(file.read_bytes())
+            except (OSError, ValueError, KeyError) as exc:
+                raise AttnscopeError(
+                    f"--resume: {file} cannot be read ({exc}); delete it to run that shard again"
+                ) from None
+        return out
+
+    def save(self, shard: int, part: Partial) -> None:
+        self._write(f"shard-{shard:06d}.npz", part.to_bytes())
+
+    def _write(self, name: str, data: bytes) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.folder / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+_WHAT = {
+    "model": "model",
+    "corpus_sha256": "input file (its sha256 differs)",
+    "field": "--field",
+    "max_tokens": "--max-tokens",
+    "pos": "--pos",
+    "chat": "--chat",
+    "system": "--system",
+    "measure": "--measure",
+    "shard_size": "--shard-size",
+    "bootstrap": "--bootstrap",
+    "seed": "--seed",
+    "jsonl": "input format",
+}
+
+
+def stats(
+    model: Loaded | ModelSpec,
+    path: str,
+    *,
+    field: str = "prompt",
+    pos: Pos = "all",
+    chat: bool = False,
+    system: str | None = None,
+    measure: Literal["weight", "norm"] = "weight",
+    max_tokens: int | None = None,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    batch_size: int = 1,
+    engine: Engine = "local",
+    workers: int = 1,
+    address: str | None = None,
+    checkpoint: str | None = None,
+    resume: bool = False,
+    strict: bool = False,
+    input_format: str = "auto",
+    progress: Progress | None = None,
+) -> StatsResult:
+    """Everything ``attnscope stats`` computes, from a model (loaded, or how to load it) and a file."""
+    _check(
+        pos, measure, max_tokens, bootstrap, shard_size, batch_size, engine, workers, resume, checkpoint, system, chat
+    )
+    if engine == "ray" and isinstance(model, Loaded):
+        model = ModelSpec(model=model.path, device=model.info.device, dtype=model.info.dtype)
+    corpus = scan(path, input_format)
+    settings = Settings(
+        pos=pos,
+        chat=chat,
+        system=system,
+        norm=measure == "norm",
+        max_tokens=max_tokens,
+        bootstrap=bootstrap,
+        seed=seed,
+        batch_size=batch_size,
+    )
+    if engine == "ray":
+        from attnscope.core.stats_ray import check_ray
+
+        check_ray(address, workers)  # before anything is written or loaded
+    key = model.key() if isinstance(model, ModelSpec) else os.path.realpath(model.path)
+    fingerprint: dict[str, Any] = {
+        "model": key,
+        "corpus_sha256": corpus.sha256,
+        "jsonl": corpus.jsonl,
+        "field": field,
+        "max_tokens": max_tokens,
+        "pos": pos,
+        "chat": chat,
+        "system": system,
+        "measure": measure,
+        "shard_size": shard_size,
+        "bootstrap": bootstrap,
+        "seed": seed,
+    }
+    store = Checkpoint(checkpoint, fingerprint, resume) if checkpoint is not None else None
+    done: dict[int, Partial] = store.finished() if store is not None else {}
+    bad: list[tuple[int, str]] = []
+    todo: list[tuple[int, list[Item]]] = []
+    lines_done = 0
+    for shard, items, shard_bad in shards(path, shard_size, corpus.jsonl, field, chat):
+        if strict and shard_bad:
+            line, reason = shard_bad[0]
+            raise AttnscopeError(f"--input {path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
+        bad += shard_bad
+        if shard in done:
+            lines_done += len(items) + len(shard_bad)
+            continue
+        todo.append((shard, items))
+    if progress is not None:
+        progress(lines_done, corpus.filled)
+
+    def finish(shard: int, part: Partial) -> None:
+        nonlocal lines_done
+        if strict and part.skipped:
+            line, reason = part.skipped[0]
+            raise AttnscopeError(f"--input {path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
+        if store is not None:
+            store.save(shard, part)
+        done[shard] = part
+        lines_done += part.prompts + len(part.skipped) + sum(1 for b in bad if (b[0] - 1) // shard_size == shard)
+        if progress is not None:
+            progress(lines_done, corpus.filled)
+
+    if engine == "ray":
+        from attnscope.core.stats_ray import run_ray
+
+        assert isinstance(model, ModelSpec)
+        t0 = time.perf_counter()  # Ray's start and the workers' model loads are part of its time
+        info = run_ray(model, settings, todo, workers, address, finish)
+    else:
+        loaded = model.load() if isinstance(model, ModelSpec) else model
+        info = loaded.info
+        worker = StatsWorker(loaded, settings)
+        t0 = time.perf_counter()
+        for shard, items in todo:
+            finish(shard, worker.shard(items))
+    elapsed = time.perf_counter() - t0
+    if info is None:  # every shard was already in the checkpoint (Ray started no worker)
+        info = _info_of(model)
+    return _result(info, corpus, settings, done, bad, field, measure, shard_size, engine, workers, elapsed)
+
+
+def _info_of(model: Loaded | ModelSpec) -> ModelInfo:
+    if isinstance(model, Loaded):
+        return model.info
+    return model.load().info
+
+
+def _check(
+    pos: str,
+    measure: str,
+    max_tokens: int | None,
+    bootstrap: int,
+    shard_size: int,
+    batch_size: int,
+    engine: str,
+    workers: int,
+    resume: bool,
+    checkpoint: str | None,
+    system: str | None,
+    chat: bool,
+) -> None:
+    from attnscope.core.spec import one_of
+
+    one_of(pos, ("all", "last"), "pos")
+    one_of(measure, ("weight", "norm"), "measure")
+    one_of(engine, ("local", "ray"), "engine")
+    for name, value, least in (
+        ("max_tokens", max_tokens, 2),
+        ("bootstrap", bootstrap, 10),
+        ("shard_size", shard_size, 1),
+        ("batch_size", batch_size, 1),
+        ("workers", workers, 1),
+    ):
+        if value is not None and value < least:
+            raise AttnscopeError(f"{name} must be at least {least} (got {value})", option=name)
+    if resume and checkpoint is None:
+        raise AttnscopeError("resume needs a checkpoint folder", cli="--resume needs --checkpoint DIR")
+    if system is not None and not chat:
+        raise AttnscopeError("a system message needs chat=True", cli="--system needs --chat")
+
+
+def _result(
+    info: ModelInfo,
+    corpus: Scan,
+    settings: Settings,
+    done: dict[int, Partial],
+    bad: list[tuple[int, str]],
+    field: str,
+    measure: Literal["weight", "norm"],
+    shard_size: int,
+    engine: Engine,
+    workers: int,
+    elapsed: float,
+) -> StatsResult:
+    hidden = next(iter(done.values())).dim_counts.shape[1] if done else 1
+    total = Partial.empty(
+        len(settings.names), info.num_hidden_layers, info.num_attention_heads, settings.bootstrap, hidden
+    )
+    for shard in sorted(done):
+        total.merge(done[shard])
+    skipped = sorted(bad + total.skipped)
+    if total.prompts == 0:
+        first = f"; line {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
+        raise AttnscopeError(
+            f"--input {corpus.path}: no usable line ({len(skipped)} skipped{first})", ExitCode.INPUT_FILE
+        )
+    if len(set(total.lines.tolist())) != total.prompts:  # pragma: no cover - a bug, not an input
+        raise AssertionError("a prompt was counted twice")
+    names = settings.names
+    stats_out = statistics(total, names)
+    return StatsResult(
+        model=info,
+        corpus=Corpus(
+            path=corpus.path,
+            sha256=corpus.sha256,
+            lines=corpus.lines,
+            used=total.prompts,
+            skipped=[SkippedLine(line=line, reason=reason) for line, reason in skipped],
+            truncated=int(total.truncated[0]),
+            tokens=int(total.tokens[0]),
+            positions=int(total.count[0]),
+        ),
+        options=StatsOptions(
+            field=field,
+            max_tokens=settings.max_tokens,
+            pos=settings.pos,
+            chat=settings.chat,
+            system=settings.system,
+            measure=measure,
+            bootstrap=settings.bootstrap,
+            seed=settings.seed,
+            shard_size=shard_size,
+            engine=engine,
+            workers=workers,
+            batch_size=settings.batch_size,
+        ),
+        stats=stats_out,
+        histograms=histograms(total, names),
+        massive=massive(total),
+        elapsed=elapsed,
+    )
+
+
+__all__ = ["ModelSpec", "stats"]

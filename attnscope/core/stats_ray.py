@@ -1,0 +1,209 @@
+"""The Ray engine of ``attnscope stats``: the same worker code on Ray Data actors.
+
+The driver has already read the file and cut it into shards (``core.stats``), so line
+numbers, bad lines and the checkpoint stay the driver's. Each shard becomes one row of a
+Ray Dataset (``ray.data.from_items``); ``map_batches`` runs :class:`ShardActor`, a callable
+class that loads the model once per actor and turns a shard into a
+:class:`~attnscope.core.stats_agg.Partial` with ``StatsWorker.shard``, exactly as the local
+engine does, with ``concurrency`` actors, one shard per batch, and one GPU per actor when the
+cluster has GPUs. The driver receives each shard's aggregates as bytes as soon as it is done,
+checkpoints it and merges them all at the end.
+
+Without ``address`` a local Ray with ``workers`` CPUs starts here and stops at the end;
+``address`` joins a running cluster (probed first, so an unreachable one fails within a few
+seconds). Ray is optional (``pip install 'attnscope[ray]'``); without it :func:`check_ray`
+says how to install it. This module does not print (Ray's own logs and progress bars are off).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from attnscope.core.stats_agg import Partial
+from attnscope.core.stats_worker import Item, Settings, StatsWorker
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.results.common import ModelInfo
+from attnscope.results.segments import Message
+
+INSTALL = "pip install 'attnscope[ray]'"
+PROBE_SECONDS = 5.0
+
+
+def check_ray(address: str | None, workers: int) -> None:
+    """Ray importable, and the cluster at ``address`` reachable; one error line otherwise."""
+    try:
+        import ray  # noqa: F401
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise AttnscopeError(
+            f"--engine ray needs Ray Data, which is not installed; install it with {INSTALL}", ExitCode.USAGE
+        ) from None
+    if address is not None and address != "auto":
+        _probe(address)
+
+
+def _probe(address: str) -> None:
+    """Connect to the head's port once, within PROBE_SECONDS: Ray itself would retry for a minute."""
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        raise AttnscopeError(f"--address {address}: write it as HOST:PORT (e.g. 10.0.0.5:6379) or ray://HOST:PORT")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise AttnscopeError(
+            f"--address {address}: no Ray cluster can be reached there ({why} after at most {PROBE_SECONDS:.0f} s)",
+            ExitCode.RESOURCE,
+        ) from None
+
+
+def items_json(items: Sequence[Item]) -> str:
+    return json.dumps(
+        [
+            {
+                "line": it.line,
+                "prompt": it.prompt,
+                "messages": None if it.messages is None else [[m.role, m.content] for m in it.messages],
+            }
+            for it in items
+        ],
+        ensure_ascii=False,
+    )
+
+
+def items_from_json(text: str) -> list[Item]:
+    out = []
+    for d in json.loads(text):
+        messages = None if d["messages"] is None else tuple(Message(role=r, content=c) for r, c in d["messages"])
+        out.append(Item(line=int(d["line"]), prompt=d["prompt"], messages=messages))
+    return out
+
+
+class ShardActor:
+    """What Ray Data runs on each actor: the model loaded once, then one shard per call."""
+
+    def __init__(self, model: dict[str, Any], settings: dict[str, Any], threads: int | None) -> None:
+        import torch
+
+        from attnscope.capture.engine import load
+
+        if threads:
+            torch.set_num_threads(threads)
+        loaded = load(model["model"], revision=model["revision"], device=model["device"], dtype=model["dtype"])
+        self.worker = StatsWorker(loaded, Settings(**settings))
+        info = loaded.info
+        self.info = json.dumps({k: getattr(info, k) for k in info.__dataclass_fields__})
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        shards, parts, infos = [], [], []
+        for shard, text in zip(batch["shard"], batch["items"], strict=True):
+            part = self.worker.shard(items_from_json(str(text)))
+            shards.append(int(shard))
+            parts.append(part.to_bytes())
+            infos.append(self.info)
+        return {"shard": shards, "partial": parts, "info": infos}
+
+
+def run_ray(
+    model: Any,
+    settings: Settings,
+    todo: list[tuple[int, list[Item]]],
+    workers: int,
+    address: str | None,
+    finish: Callable[[int, Partial], None],
+) -> ModelInfo | None:
+    """Run ``todo`` (shard index, items) on Ray; ``finish`` gets each shard as it comes back.
+    Returns the model facts a worker reported (None when there was nothing to run)."""
+    import logging
+
+    import ray
+    import ray.data
+
+    if not todo:
+        return None
+    started = not ray.is_initialized()
+    if started:
+        os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+        kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.ERROR,
+            "configure_logging": True,
+        }
+        if address is None:
+            kwargs["num_cpus"] = workers
+        try:
+            ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise AttnscopeError(
+                f"--engine ray: Ray could not start or join a cluster ({' '.join(str(exc).split())[:200]})",
+                ExitCode.RESOURCE,
+            ) from None
+    try:
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ctx.print_on_execution_start = False
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        gpus = 1 if model.device in ("auto", "cuda") and resources.get("GPU", 0) >= 1 else 0
+        local_cpus = os.cpu_count() or 1
+        threads = max(1, local_cpus // workers) if address is None and not gpus else None
+        rows = [{"shard": shard, "items": items_json(items)} for shard, items in todo]
+        ds = ray.data.from_items(rows, override_num_blocks=len(rows))
+        out = ds.map_batches(
+            ShardActor,
+            fn_constructor_kwargs={
+                "model": {
+                    "model": model.model,
+                    "revision": model.revision,
+                    "device": model.device,
+                    "dtype": model.dtype,
+                },
+                "settings": {f: getattr(settings, f) for f in settings.__dataclass_fields__},
+                "threads": threads,
+            },
+            batch_size=1,
+            concurrency=workers,
+            num_cpus=0 if gpus else 1,
+            num_gpus=gpus,
+            batch_format="numpy",
+            max_restarts=2,
+            max_task_retries=2,
+        )
+        info: ModelInfo | None = None
+        try:
+            for row in out.iter_rows():
+                finish(int(row["shard"]), Partial.from_bytes(bytes(row["partial"])))
+                if info is None:
+                    info = ModelInfo(**json.loads(str(row["info"])))
+        except AttnscopeError:
+            raise
+        except Exception as exc:
+            cause = _cause(exc)
+            if isinstance(cause, AttnscopeError):
+                raise cause from None
+            raise AttnscopeError(
+                f"--engine ray: a worker failed and could not be retried ({type(cause).__name__}: "
+                f"{' '.join(str(cause).split())[:200]}); the checkpoint keeps the shards that finished",
+                ExitCode.RESOURCE,
+            ) from None
+        return info
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The error a worker raised, out of Ray's wrappers (RayTaskError and friends)."""
+    seen = exc
+    for _ in range(10):
+        inner = getattr(seen, "cause", None) or seen.__cause__
+        if inner is None or inner is seen:
+            break
+        seen = inner
+    return seen

@@ -1,0 +1,214 @@
+"""The worker of ``attnscope stats``: a loaded model turns one shard of prompts into a :class:`Partial`.
+
+Both engines run this code: the local engine calls :meth:`StatsWorker.shard` in-process, and
+the Ray engine (``core.stats_ray``) wraps the same class in the callable Ray Data gives each
+actor, so the two cannot drift. A shard's prompts are tokenized (chat template and segments
+from ``core.tokens``), cut to ``max_tokens``, right-padded into batches of ``batch_size`` and
+captured in one forward per batch (``capture.engine`` with every query position of every
+layer); each layer's rows are reduced as soon as they exist (``core.stats_reduce``) and each
+layer's output hidden states give the massive-activation numbers. Prompts are merged into the
+shard's aggregates in line order, so a result does not depend on the batch size beyond
+floating-point rounding. A line that cannot be used (too few tokens, a bad chat) is skipped
+with its reason; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from attnscope.capture import engine
+from attnscope.core.common import every_layer, pad_id
+from attnscope.core.spec import ChatSpec
+from attnscope.core.stats_agg import Partial, add_massive, add_prompt, poisson_weights
+from attnscope.core.stats_reduce import BatchFacts, Peaks, hidden_peaks, layer_values, per_prompt
+from attnscope.core.tokens import encode_prompt
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model import Loaded
+from attnscope.results.segments import Message
+from attnscope.results.stats import SEGMENT_KINDS, Pos, stat_names
+
+
+@dataclass(frozen=True)
+class Item:
+    """One usable input line: a prompt, or (with chat) the messages of a conversation."""
+
+    line: int
+    prompt: str | None = None
+    messages: tuple[Message, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options the numbers depend on (and the batch size, which they must not)."""
+
+    pos: Pos = "all"
+    chat: bool = False
+    system: str | None = None
+    norm: bool = False
+    max_tokens: int | None = None
+    bootstrap: int = 200
+    seed: int = 0
+    batch_size: int = 1
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return stat_names(self.chat, self.norm)
+
+
+@dataclass(frozen=True)
+class _Ready:
+    line: int
+    ids: list[int]
+    kinds: list[int] | None  # each token's segment kind (index into SEGMENT_KINDS), with chat
+
+
+class StatsWorker:
+    """A loaded model and the settings; :meth:`shard` is the whole job of one shard."""
+
+    def __init__(self, loaded: Loaded, settings: Settings) -> None:
+        self.loaded = loaded
+        self.settings = settings
+        info = loaded.info
+        self.layers = every_layer(info, "stats")
+        self.hidden = int(loaded.model.config.hidden_size)
+        self.max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
+        self.pad = pad_id(loaded.tokenizer)
+
+    def empty(self) -> Partial:
+        info = self.loaded.info
+        return Partial.empty(
+            len(self.settings.names),
+            info.num_hidden_layers,
+            info.num_attention_heads,
+            self.settings.bootstrap,
+            self.hidden,
+        )
+
+    def shard(self, items: Sequence[Item]) -> Partial:
+        """The aggregates of ``items`` (one shard), lines that cannot be used recorded as skipped."""
+        part = self.empty()
+        ready: list[_Ready] = []
+        for item in items:
+            try:
+                got, cut = self._prepare(item)
+            except AttnscopeError as exc:
+                part.skipped.append((item.line, exc.message))
+                continue
+            part.truncated += int(cut)
+            part.tokens += len(got.ids)
+            ready.append(got)
+        size = self.settings.batch_size
+        for start in range(0, len(ready), size):
+            self._run(part, ready[start : start + size])
+        return part
+
+    def _prepare(self, item: Item) -> tuple[_Ready, bool]:
+        s = self.settings
+        chat = ChatSpec(system=s.system, messages=item.messages) if s.chat else None
+        enc = encode_prompt(self.loaded.tokenizer, item.prompt, chat)
+        ids = enc.ids
+        cut = s.max_tokens is not None and len(ids) > s.max_tokens
+        if cut:
+            ids = ids[: s.max_tokens]
+        if self.max_positions and len(ids) > self.max_positions:
+            raise AttnscopeError(
+                f"{len(ids)} tokens, more than this model's max_position_embeddings ({self.max_positions}); "
+                "--max-tokens cuts prompts"
+            )
+        if len(ids) < 2:
+            raise AttnscopeError("fewer than 2 tokens, so no query position from 1")
+        kinds = None
+        if s.chat:
+            kind_of = {i: SEGMENT_KINDS.index(seg.kind) for seg in enc.segments for i in seg.tokens}
+            kinds = [kind_of.get(i, 0) for i in range(len(ids))]
+        return _Ready(line=item.line, ids=ids, kinds=kinds), cut
+
+    def _run(self, part: Partial, group: list[_Ready]) -> None:
+        """One padded forward for ``group``; merge each prompt in order."""
+        s = self.settings
+        names = s.names
+        lengths = [len(r.ids) for r in group]
+        width = max(lengths)
+        ids = torch.full((len(group), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(group), width), dtype=torch.long)
+        kinds = torch.zeros((len(group), width, len(SEGMENT_KINDS))) if s.chat else None
+        for b, r in enumerate(group):
+            ids[b, : lengths[b]] = torch.tensor(r.ids)
+            mask[b, : lengths[b]] = 1
+            if kinds is not None and r.kinds is not None:
+                kinds[b, torch.arange(lengths[b]), torch.tensor(r.kinds)] = 1.0
+        facts_cpu = BatchFacts.build(ids, lengths, s.pos == "last", kinds)
+        model = self.loaded.model
+        device = next(model.parameters()).device
+        facts = facts_cpu.to(device)
+        layers_n, heads_n = self.loaded.info.num_hidden_layers, self.loaded.info.num_attention_heads
+        count = np.zeros((len(group), len(names)), np.int64)
+        sums = np.zeros((len(group), len(names), layers_n, heads_n))
+        m2 = np.zeros_like(sums)
+        hist = np.zeros((*sums.shape, 20), np.int64)
+
+        def consume(layer: int, rows: torch.Tensor, norms: torch.Tensor | None) -> None:
+            if not bool(torch.isfinite(rows).all()):
+                engine.check_finite({layer: rows.cpu()})
+            values, counted = layer_values(rows.float(), facts, norms, names)
+            got = per_prompt(values, counted, names)
+            count[:] = got.count
+            sums[:, :, layer] = got.sums
+            m2[:, :, layer] = got.m2
+            hist[:, :, layer] = got.hist
+
+        peaks: dict[int, Peaks] = {}
+        hooks = [
+            block.register_forward_hook(_peak_hook(i, lengths, peaks)) for i, block in enumerate(_decoder_layers(model))
+        ]
+        request = engine.Request(
+            positions=torch.arange(width)[None, :].expand(len(group), width),
+            layers=frozenset(self.layers),
+            norms=frozenset(self.layers) if s.norm else frozenset(),
+            stop=False,
+            consume=consume,
+        )
+        try:
+            engine.run(model, ids, mask, request)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        if len(peaks) != layers_n:
+            raise AttnscopeError(
+                f"this model's decoder layers gave {len(peaks)} of {layers_n} hidden states", ExitCode.MODEL
+            )
+        weights = poisson_weights(s.seed, np.array([r.line for r in group]), s.bootstrap)
+        stacked = [peaks[layer] for layer in range(layers_n)]
+        for b, r in enumerate(group):
+            add_prompt(part, r.line, weights[b], count[b], sums[b], m2[b], hist[b])
+            add_massive(
+                part,
+                r.line,
+                np.array([p.top[b] for p in stacked]),
+                np.array([p.dim[b] for p in stacked]),
+                np.array([p.position[b] for p in stacked]),
+                np.array([p.median[b] for p in stacked]),
+                np.array([p.first[b] for p in stacked]),
+                np.array([p.rest[b] for p in stacked]),
+            )
+
+
+def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
+    base = engine.decoder(model)
+    layers = getattr(base, "layers", None)
+    if not isinstance(layers, torch.nn.ModuleList):
+        raise AttnscopeError(f"{type(model).__name__} has no list of decoder layers to read", ExitCode.MODEL)
+    return list(layers)
+
+
+def _peak_hook(layer: int, lengths: list[int], peaks: dict[int, Peaks]) -> Callable[..., None]:
+    def hook(module: torch.nn.Module, args: object, output: object) -> None:
+        hidden = output[0] if isinstance(output, (tuple, list)) else output
+        assert isinstance(hidden, torch.Tensor)
+        peaks[layer] = hidden_peaks(hidden, lengths)
+
+    return hook

@@ -18,6 +18,7 @@ from attnscope.cli.command import command
 from attnscope.cli.options import Chat, MeasureOpt, Model, Output
 from attnscope.errors import AttnscopeError, ExitCode
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 SHOWN_SKIPPED = 10  # skipped lines named one by one on stderr; the JSON names all
 
 
@@ -90,6 +91,8 @@ def stats_cmd(
     if chat.system is not None and not chat.chat:
         raise AttnscopeError("--system needs --chat")
     n_workers = 1 if engine == "local" else (2 if workers is None else workers)
+    if n_workers < 1:
+        raise AttnscopeError(f"--workers must be at least 1 (got {n_workers})")
     from attnscope.core.stats import ModelSpec, scan
 
     scan(input_file, input_format)  # a missing or empty file is reported before any model loads
@@ -106,28 +109,32 @@ def stats_cmd(
 
     ctx = out.ctx()
     bar = _Progress(out, ctx.lang)
-    result = stats(
-        spec,
-        input_file,
-        field=field,
-        pos=one_of(pos, ("all", "last"), "pos"),
-        chat=chat.chat,
-        system=chat.system,
-        measure=one_of(measure, ("weight", "norm"), "measure"),
-        max_tokens=max_tokens,
-        bootstrap=bootstrap,
-        seed=seed,
-        shard_size=shard_size,
-        batch_size=batch_size,
-        engine=engine,  # type: ignore[arg-type]
-        workers=n_workers,
-        address=address,
-        checkpoint=checkpoint,
-        resume=resume,
-        strict=strict,
-        input_format=input_format,
-        progress=bar,
-    )
+    try:
+        result = stats(
+            spec,
+            input_file,
+            field=field,
+            pos=one_of(pos, ("all", "last"), "pos"),
+            chat=chat.chat,
+            system=chat.system,
+            measure=one_of(measure, ("weight", "norm"), "measure"),
+            max_tokens=max_tokens,
+            bootstrap=bootstrap,
+            seed=seed,
+            shard_size=shard_size,
+            batch_size=batch_size,
+            engine=engine,  # type: ignore[arg-type]
+            workers=n_workers,
+            address=address,
+            checkpoint=checkpoint,
+            resume=resume,
+            strict=strict,
+            input_format=input_format,
+            progress=bar,
+        )
+    except KeyboardInterrupt:
+        _interrupted(out, ctx.lang, checkpoint)
+        raise typer.Exit(INTERRUPTED) from None
     if table is not None:
         write_table(table, result.table_rows())
     from attnscope.render.i18n import t
@@ -152,6 +159,19 @@ def stats_cmd(
             rate=rate,
         )
     )
+
+
+def _interrupted(out: Output, lang: Any, checkpoint: str | None) -> None:
+    """After Ctrl-C: what was kept, and how to go on."""
+    from pathlib import Path
+
+    from attnscope.render.i18n import t
+
+    if checkpoint is None:
+        out.terminal.line(t(lang, "stats.interrupted_nothing"))
+        return
+    kept = len(list(Path(checkpoint).glob("shard-*.npz")))
+    out.terminal.line(t(lang, "stats.interrupted", n=kept, folder=checkpoint))
 
 
 class _Progress:

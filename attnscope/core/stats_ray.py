@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,7 +32,8 @@ from attnscope.results.common import ModelInfo
 from attnscope.results.segments import Message
 
 INSTALL = "pip install 'attnscope[ray]'"
-PROBE_SECONDS = 5.0
+PROBE_SECONDS = 5.0  # a TCP connection to the head's port
+HANDSHAKE_SECONDS = 45.0  # Ray's own connection, which gives up after about 20 s
 
 
 def check_ray(address: str | None, workers: int) -> None:
@@ -61,6 +64,21 @@ def _probe(address: str) -> None:
             f"--address {address}: no Ray cluster can be reached there ({why} after at most {PROBE_SECONDS:.0f} s)",
             ExitCode.RESOURCE,
         ) from None
+    # Something answers on that port; whether it is Ray's head is asked in a child process, whose
+    # stderr (Ray's own retry notices, about 20 s of them when it is not) stays out of ours.
+    code = "import sys, ray; ray.init(address=sys.argv[1], log_to_driver=False); ray.shutdown()"
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", code, address], capture_output=True, text=True, timeout=HANDSHAKE_SECONDS
+        )
+    except subprocess.TimeoutExpired:
+        child = None
+    if child is None or child.returncode != 0:
+        raise AttnscopeError(
+            f"--address {address}: no Ray cluster can be reached there (Ray's handshake failed after at most "
+            f"{HANDSHAKE_SECONDS:.0f} s)",
+            ExitCode.RESOURCE,
+        )
 
 
 def items_json(items: Sequence[Item]) -> str:
@@ -128,8 +146,9 @@ def run_ray(
     if not todo:
         return None
     started = not ray.is_initialized()
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     if started:
-        os.environ.setdefault("RAY_DEDUP_LOGS", "0")
         kwargs: dict[str, Any] = {
             "include_dashboard": False,
             "log_to_driver": False,
@@ -168,12 +187,10 @@ def run_ray(
                 "threads": threads,
             },
             batch_size=1,
-            concurrency=workers,
+            compute=ray.data.ActorPoolStrategy(size=workers),
             num_cpus=0 if gpus else 1,
             num_gpus=gpus,
             batch_format="numpy",
-            max_restarts=2,
-            max_task_retries=2,
         )
         info: ModelInfo | None = None
         try:

@@ -65,6 +65,12 @@ CASES: list[tuple[list[str], int]] = [
     (["weights", SEED, "--arrays", "rows.h5", "--model", "MODEL"], 2),
     (["generate", SEED, "--arrays", "/no/such/dir/x.npz", "--model", "MODEL"], 2),
     (["weights", "--input", "prompts.txt", "--arrays", "rows.npz", "--model", "MODEL"], 2),
+    (["stats", "--model", "MODEL"], 2),
+    (["stats", "--input", "no-such-corpus.jsonl", "--model", "MODEL"], 6),
+    (["stats", "--input", "no-such-corpus.jsonl", "--resume", "--model", "MODEL"], 2),
+    (["stats", "--input", "no-such-corpus.jsonl", "--engine", "ray", "--workers", "0", "--model", "MODEL"], 2),
+    (["stats", "--input", "no-such-corpus.jsonl", "--workers", "2", "--model", "MODEL"], 2),
+    (["stats", "--input", "no-such-corpus.jsonl", "--table", "out.txt", "--model", "MODEL"], 2),
 ]
 
 # What may stay in Latin letters: the user's values and paths, option names, and the names the

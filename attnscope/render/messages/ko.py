@@ -323,6 +323,8 @@ MESSAGES: dict[str, str] = {
     "stats.skipped_line": "attnscope: {line}번째 줄을 건너뛰었다: {reason}",
     "stats.skipped_more": "attnscope: 줄 {n}개를 더 건너뛰었다(JSON에 모두 적혀 있다).",
     "stats.summary": "attnscope: stats: 프롬프트 {used}개, 위치 {positions}개를 {seconds:.1f}초에 쟀다(초당 프롬프트 {rate:.2f}개). 건너뛴 줄 {skipped}개, 자른 프롬프트 {truncated}개.",
+    "stats.interrupted": "attnscope: 중단했다. 끝난 샤드 {n}개는 {folder}에 남아 있다. 같은 명령에 --resume을 붙이면 이어서 한다.",
+    "stats.interrupted_nothing": "attnscope: 중단했다. 남은 것은 없다(--checkpoint DIR을 주면 끝난 샤드를 남겨 두고 --resume으로 이어 갈 수 있다).",
     # == end stats ==
     # == figures ==
     "figures.model": "{model}: 레이어 {layers}개(번호는 0부터), 헤드 {heads}개, K·V 헤드 {kv}개",

@@ -1,0 +1,74 @@
+"""An independent reference for ``attnscope stats``: eager ``output_attentions``, one prompt at a
+time, every statistic written out position by position in numpy, as docs/measures.md defines it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+BASE = ("sink", "self", "previous_token", "entropy", "entropy_norm", "distance", "duplicate_token", "induction")
+
+
+def eager(model: Any, ids: list[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(L, H, T, T) float64 attention patterns and each layer's hidden states (T, D) from eager attention.
+
+    ``hidden[l]`` is what decoder layer l returns (``output_hidden_states`` minus the embedding;
+    the last entry is taken before the final norm, by a hook)."""
+    from attnscope.capture import engine
+
+    model.set_attn_implementation("eager")
+    seen: dict[int, np.ndarray] = {}
+    hooks = [
+        layer.register_forward_hook(
+            lambda m, a, out, i=i: seen.__setitem__(i, (out[0] if isinstance(out, tuple) else out)[0].double().numpy())
+        )
+        for i, layer in enumerate(model.model.layers)
+    ]
+    try:
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([ids]), output_attentions=True)
+    finally:
+        for h in hooks:
+            h.remove()
+        engine.prepare(model)
+    patterns = np.stack([a[0].double().numpy() for a in out.attentions])
+    return patterns, [seen[i] for i in range(len(seen))]
+
+
+def position_values(a: np.ndarray, ids: list[int], i: int) -> dict[str, np.ndarray | None]:
+    """Every statistic at query position i from patterns a (L, H, T, T): (L, H) arrays, None where undefined."""
+    row = a[:, :, i, : i + 1]  # (L, H, i+1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(row > 0, np.log(np.where(row > 0, row, 1.0)), 0.0)
+    entropy = -(row * logs).sum(-1)
+    dup = [j for j in range(i) if ids[j] == ids[i]]
+    ind = [j for j in range(1, i + 1) if ids[j - 1] == ids[i] and j - 1 < i]
+    return {
+        "sink": row[..., 0],
+        "self": row[..., i],
+        "previous_token": row[..., i - 1],
+        "entropy": entropy,
+        "entropy_norm": entropy / np.log(i + 1),
+        "distance": (row * (i - np.arange(i + 1))).sum(-1),
+        "duplicate_token": row[..., dup].sum(-1) if dup else None,
+        "induction": row[..., ind].sum(-1) if ind else None,
+    }
+
+
+def reference(model: Any, prompts: list[list[int]], pos: str = "all") -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
+    """Each statistic's (mean, std, n) over every counted (prompt, position) pair."""
+    values: dict[str, list[np.ndarray]] = {name: [] for name in BASE}
+    for ids in prompts:
+        a, _ = eager(model, ids)
+        positions = range(1, len(ids)) if pos == "all" else [len(ids) - 1]
+        for i in positions:
+            for name, v in position_values(a, ids, i).items():
+                if v is not None:
+                    values[name].append(v)
+    out = {}
+    for name, vs in values.items():
+        stacked = np.stack(vs)
+        out[name] = (stacked.mean(0), stacked.std(0), len(vs))
+    return out

@@ -33,6 +33,8 @@ class BatchFacts:
     lengths: torch.Tensor
     query: torch.Tensor
     kinds: torch.Tensor | None
+    duplicate: torch.Tensor  # (B, T, T) float 0/1: detection_patterns, once per batch
+    induction: torch.Tensor
 
     @classmethod
     def build(cls, ids: torch.Tensor, lengths: list[int], last_only: bool, kinds: torch.Tensor | None) -> BatchFacts:
@@ -40,7 +42,15 @@ class BatchFacts:
         pos = torch.arange(width)[None, :]
         n = torch.tensor(lengths)[:, None]
         query = (pos == n - 1) if last_only else ((pos >= 1) & (pos < n))
-        return cls(ids=ids, lengths=torch.tensor(lengths), query=query & (n >= 2), kinds=kinds)
+        duplicate, induction = detection_patterns(ids, torch.tensor(lengths))
+        return cls(
+            ids=ids,
+            lengths=torch.tensor(lengths),
+            query=query & (n >= 2),
+            kinds=kinds,
+            duplicate=duplicate.float(),
+            induction=induction.float(),
+        )
 
     def to(self, device: torch.device) -> BatchFacts:
         return BatchFacts(
@@ -48,6 +58,8 @@ class BatchFacts:
             lengths=self.lengths.to(device),
             query=self.query.to(device),
             kinds=None if self.kinds is None else self.kinds.to(device),
+            duplicate=self.duplicate.to(device),
+            induction=self.induction.to(device),
         )
 
 
@@ -57,14 +69,14 @@ def detection_patterns(ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.
     duplicate: ``j < i`` and ``ids[j] == ids[i]``; induction: ``1 <= j <= i`` and the key before
     ``j`` is a duplicate of the query (``ids[j-1] == ids[i]``, ``j - 1 < i``). Padding never matches.
     """
-    width = ids.shape[1]
-    real = torch.arange(width, device=ids.device)[None, :] < lengths[:, None]  # (B, T)
-    same = (ids[:, :, None] == ids[:, None, :]) & real[:, :, None] & real[:, None, :]
-    earlier = torch.ones(width, width, dtype=torch.bool, device=ids.device).tril(-1)
-    duplicate = same & earlier
-    induction = torch.zeros_like(duplicate)
+    a = ids.cpu().numpy()
+    width = a.shape[1]
+    real = np.arange(width)[None, :] < lengths.cpu().numpy()[:, None]  # (B, T)
+    same = (a[:, :, None] == a[:, None, :]) & real[:, :, None] & real[:, None, :]
+    duplicate = same & np.tri(width, width, -1, dtype=bool)[None]
+    induction = np.zeros_like(duplicate)
     induction[:, :, 1:] = duplicate[:, :, :-1]
-    return duplicate, induction
+    return torch.from_numpy(duplicate), torch.from_numpy(induction)
 
 
 def layer_values(
@@ -83,16 +95,15 @@ def layer_values(
         "self": torch.diagonal(rows, dim1=-2, dim2=-1),
         "previous_token": torch.nn.functional.pad(torch.diagonal(rows, offset=-1, dim1=-2, dim2=-1), (1, 0)),
     }
-    entropy = -torch.special.xlogy(rows, rows).sum(-1)
+    entropy = torch.special.entr(rows).sum(-1)  # -x log x, and 0 at x = 0
     values["entropy"] = entropy
     values["entropy_norm"] = entropy / torch.log(pos + 1.0).clamp_min(1e-12)
     values["distance"] = pos * total - rows @ pos
-    duplicate, induction = detection_patterns(facts.ids, facts.lengths)
-    values["duplicate_token"] = torch.einsum("bhij,bij->bhi", rows, duplicate.to(rows.dtype))
-    values["induction"] = torch.einsum("bhij,bij->bhi", rows, induction.to(rows.dtype))
+    values["duplicate_token"] = (rows * facts.duplicate[:, None]).sum(-1)
+    values["induction"] = (rows * facts.induction[:, None]).sum(-1)
     counted: dict[str, torch.Tensor] = {
-        "duplicate_token": facts.query & duplicate.any(-1),
-        "induction": facts.query & induction.any(-1),
+        "duplicate_token": facts.query & (facts.duplicate.sum(-1) > 0),
+        "induction": facts.query & (facts.induction.sum(-1) > 0),
     }
     if facts.kinds is not None:
         shares = torch.einsum("bhij,bjk->kbhi", rows, facts.kinds)  # (K, B, H, T)
@@ -152,20 +163,30 @@ class Peaks:
 
 
 def hidden_peaks(hidden: torch.Tensor, lengths: list[int]) -> Peaks:
-    """hidden: (B, T, D), right-padded; only each prompt's own positions count."""
-    batch, width, dim = hidden.shape
-    a = hidden.detach().abs().float()
-    real = (torch.arange(width, device=a.device)[None, :] < torch.tensor(lengths, device=a.device)[:, None])[..., None]
-    flat = a.masked_fill(~real, -1.0).reshape(batch, -1)
-    top, where = flat.max(dim=1)
-    median = torch.nanmedian(a.masked_fill(~real, float("nan")).reshape(batch, -1), dim=1).values
-    first = a[:, 0].max(dim=1).values
-    rest = a[:, 1:].masked_fill(~real[:, 1:], -1.0).reshape(batch, -1).max(dim=1).values.clamp_min(0.0)
+    """hidden: (B, T, D), right-padded; only each prompt's own positions count. The median is
+    the lower median of the prompt's ``n * D`` entries."""
+    dim = hidden.shape[-1]
+    got = []
+    for b, n in enumerate(lengths):
+        a = hidden[b, :n].detach().float().abs()  # (n, D)
+        flat = a.reshape(-1)
+        top, where = flat.max(0)
+        got.append(
+            (
+                float(top),
+                int(where) % dim,
+                int(where) // dim,
+                float(flat.median()),
+                float(a[0].max()),
+                float(a[1:].max()) if n > 1 else 0.0,
+            )
+        )
+    cols = list(zip(*got, strict=True))
     return Peaks(
-        top=top.double().cpu().numpy(),
-        dim=(where % dim).cpu().numpy(),
-        position=(where // dim).cpu().numpy(),
-        median=median.double().cpu().numpy(),
-        first=first.double().cpu().numpy(),
-        rest=rest.double().cpu().numpy(),
+        top=np.array(cols[0], np.float64),
+        dim=np.array(cols[1], np.int64),
+        position=np.array(cols[2], np.int64),
+        median=np.array(cols[3], np.float64),
+        first=np.array(cols[4], np.float64),
+        rest=np.array(cols[5], np.float64),
     )

@@ -45,6 +45,7 @@ CASES = [
     ["rope", "--prompt", SEED, "--layer", "1", "--head", "2", "--pos", "3"],
     ["reuse", SEED, " 그리고"],
     ["roles", "--length", "6"],
+    ["stats", "--input", str(DATA / "schemas" / "stats-corpus.jsonl"), "--bootstrap", "20"],
     ["generate", SEED, "--max-new-tokens", "3"],
     ["generate", SEED, "--chat", "--system", "짧게 답한다.", "--max-new-tokens", "4", "--steps", "1-2"],
     ["generate", "--messages", str(DATA / "two-turns.json"), "--max-new-tokens", "2", "--layer", "0-1"],

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from support import SEED
 
 MODEL = "{model}"
+STATS_CORPUS = str(Path(__file__).resolve().parents[1] / "data" / "schemas" / "stats-corpus.jsonl")
 
 
 COMMANDS = {
@@ -23,4 +26,5 @@ COMMANDS = {
     "rope": ["rope", "--model", MODEL],
     "reuse": ["reuse", "민수는 사과를 샀다.", " 그는 그것을 먹었다.", "--model", MODEL],
     "roles": ["roles", "--length", "6", "--model", MODEL],
+    "stats": ["stats", "--input", STATS_CORPUS, "--bootstrap", "20", "--model", MODEL],
 }

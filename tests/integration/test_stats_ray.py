@@ -1,0 +1,72 @@
+"""attnscope stats --engine ray on a local Ray cluster (2 workers, the tiny model saved as an HF
+folder): the same numbers as the local engine. Skipped when Ray is not installed.
+
+One module-scoped cluster: Ray's start-up takes seconds, so every test here shares it (the
+engine joins a running Ray instead of starting its own, and leaves it running)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+
+from attnscope.core import stats as core_stats  # noqa: E402
+from attnscope.core.stats import ModelSpec  # noqa: E402
+
+from support import tiny  # noqa: E402
+
+PROMPTS = [*tiny.CORPUS, "hello hello hello world world", "사과는 사과를 샀다. 사과는 맛있다."] * 2
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    import logging
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    yield ray
+    ray.shutdown()
+
+
+def _corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    lines = [json.dumps({"prompt": p}, ensure_ascii=False) for p in PROMPTS]
+    lines.insert(3, "{broken")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_ray_with_two_workers_equals_local(cluster: Any, model_dir: Path, loaded: Any, tmp_path: Path) -> None:
+    path = _corpus(tmp_path)
+    local = core_stats.stats(loaded, str(path), shard_size=3, chat=False)
+    spec = ModelSpec(model=str(model_dir), device="cpu", dtype="float32")
+    folder = tmp_path / "ck"
+    remote = core_stats.stats(spec, str(path), shard_size=3, engine="ray", workers=2, checkpoint=str(folder))
+    assert remote.corpus == local.corpus
+    assert remote.options.engine == "ray" and remote.options.workers == 2
+    for name, stat in local.stats.items():
+        for part in ("mean", "std", "ci_low", "ci_high"):
+            a = np.array(getattr(stat, part), float)
+            b = np.array(getattr(remote.stats[name], part), float)
+            assert np.nanmax(np.abs(a - b) / np.maximum(np.abs(a), 1e-12)) < 1e-6, (name, part)
+        assert stat.n == remote.stats[name].n
+    assert [m.value for m in remote.massive] == pytest.approx([m.value for m in local.massive], rel=1e-6)
+    assert len(list(folder.glob("shard-*.npz"))) == 6  # every shard's aggregates came back and were kept
+    # resumed on the local engine from the Ray run's checkpoint: nothing left to run, the same result
+    again = core_stats.stats(loaded, str(path), shard_size=3, checkpoint=str(folder), resume=True)
+    assert again.stats["induction"].mean == remote.stats["induction"].mean
+
+
+def test_a_bad_model_is_refused_before_ray_starts(cluster: Any, cli: Any, tmp_path: Path) -> None:
+    """The model is checked on the driver first: one line, and no worker is started for it."""
+    path = _corpus(tmp_path)
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    res = cli("stats", "--input", str(path), "--engine", "ray", "--model", str(folder))
+    assert res.exit_code == 3 and res.stdout == ""
+    assert res.stderr.splitlines()[-1].startswith("attnscope: error: "), res.stderr

@@ -226,6 +226,7 @@ class Checkpoint:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)
             os.replace(tmp, self.folder / name)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

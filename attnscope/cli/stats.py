@@ -146,12 +146,13 @@ def stats_cmd(
         out.terminal.line(t(ctx.lang, "stats.skipped_more", n=more))
     out.emit(result)
     c = result.corpus
-    rate = c.used / result.elapsed if result.elapsed > 0 else 0.0
+    rate = result.ran / result.elapsed if result.elapsed > 0 else 0.0
     out.terminal.line(
         t(
             ctx.lang,
             "stats.summary",
             used=c.used,
+            ran=result.ran,
             positions=c.positions,
             skipped=len(c.skipped),
             truncated=c.truncated,

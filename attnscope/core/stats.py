@@ -353,7 +353,8 @@ def stats(
     elapsed = time.perf_counter() - t0
     if info is None:  # every shard was already in the checkpoint (Ray started no worker)
         info = _info_of(model)
-    return _result(info, corpus, settings, done, bad, field, measure, shard_size, engine, workers, elapsed)
+    ran = sum(done[shard].prompts for shard, _ in todo)
+    return _result(info, corpus, settings, done, bad, field, measure, shard_size, engine, workers, elapsed, ran)
 
 
 def _info_of(model: Loaded | ModelSpec) -> ModelInfo:
@@ -408,6 +409,7 @@ def _result(
     engine: Engine,
     workers: int,
     elapsed: float,
+    ran: int,
 ) -> StatsResult:
     hidden = next(iter(done.values())).dim_counts.shape[1] if done else 1
     total = Partial.empty(
@@ -455,6 +457,7 @@ def _result(
         histograms=histograms(total, names),
         massive=massive(total),
         elapsed=elapsed,
+        ran=ran,
     )
 
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, heat_style, shade
+from attnscope.render.common import ranges
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import t
 from attnscope.results.derive import StatHead, massive_first_layers, stats_top
@@ -100,7 +101,7 @@ def _massive(r: StatsResult, ctx: Ctx) -> list[RenderableType]:
         )
     first = massive_first_layers(r.massive)
     if first:
-        listed = ", ".join(str(layer) for layer in first)
+        listed = ranges(ctx.lang, first)
         verdict = t(ctx.lang, "stats.massive.first", n=len(first), total=len(r.massive), layers=listed)
     else:
         verdict = t(ctx.lang, "stats.massive.not_first", total=len(r.massive))

@@ -157,7 +157,8 @@ class StatsResult(Result):
     stats: dict[str, Statistic]  # by name: sink, self, ..., segment.<kind>, norm_sink
     histograms: dict[str, Histogram]
     massive: list[MassiveLayer]  # one per layer
-    elapsed: float  # seconds the prompts took (loading excluded)
+    elapsed: float  # seconds this run's prompts took (loading excluded; with Ray, its start-up included)
+    ran: int = 0  # prompts this run computed; the others came from the checkpoint
     warnings: list[str] = field(default_factory=list)
 
     def table_rows(self) -> list[dict[str, object]]:

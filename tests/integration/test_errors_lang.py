@@ -70,7 +70,7 @@ CASES: list[tuple[list[str], int]] = [
     (["stats", "--input", "no-such-corpus.jsonl", "--resume", "--model", "MODEL"], 2),
     (["stats", "--input", "no-such-corpus.jsonl", "--engine", "ray", "--workers", "0", "--model", "MODEL"], 2),
     (["stats", "--input", "no-such-corpus.jsonl", "--workers", "2", "--model", "MODEL"], 2),
-    (["stats", "--input", "no-such-corpus.jsonl", "--table", "out.txt", "--model", "MODEL"], 2),
+    (["stats", "--input", "no-such-corpus.jsonl", "--table", "out.svg", "--model", "MODEL"], 2),
 ]
 
 # What may stay in Latin letters: the user's values and paths, option names, and the names the

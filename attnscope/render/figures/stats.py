@@ -6,6 +6,7 @@ interval and n). The same numbers as the terminal view; nothing here computes st
 from __future__ import annotations
 
 from attnscope.render import Ctx
+from attnscope.render.common import ranges
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, Svg, heat, text_width
 from attnscope.render.i18n import t
@@ -30,7 +31,7 @@ def figure(r: StatsResult, ctx: Ctx) -> str:
     first = massive_first_layers(r.massive)
     if r.massive:
         lines.append(
-            t(ctx.lang, "stats.massive.first", n=len(first), total=len(r.massive), layers=", ".join(map(str, first)))
+            t(ctx.lang, "stats.massive.first", n=len(first), total=len(r.massive), layers=ranges(ctx.lang, first))
             if first
             else t(ctx.lang, "stats.massive.not_first", total=len(r.massive))
         )

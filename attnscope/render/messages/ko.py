@@ -322,7 +322,7 @@ MESSAGES: dict[str, str] = {
     "stats.progress": "통계: 줄 {done}/{total}개({pct:.0f}%), 초당 프롬프트 {rate:.2f}개, 남은 시간 {eta}",
     "stats.skipped_line": "attnscope: {line}번째 줄을 건너뛰었다: {reason}",
     "stats.skipped_more": "attnscope: 줄 {n}개를 더 건너뛰었다(JSON에 모두 적혀 있다).",
-    "stats.summary": "attnscope: 통계를 다 냈다. 프롬프트 {used}개, 위치 {positions}개를 {seconds:.1f}초에 쟀다(초당 프롬프트 {rate:.2f}개). 건너뛴 줄 {skipped}개, 자른 프롬프트 {truncated}개.",
+    "stats.summary": "attnscope: 통계를 다 냈다. 프롬프트 {used}개, 위치 {positions}개다. 이번에 프롬프트 {ran}개를 {seconds:.1f}초에 계산했다(초당 {rate:.2f}개). 건너뛴 줄 {skipped}개, 자른 프롬프트 {truncated}개.",
     "stats.interrupted": "attnscope: 중단했다. 끝난 샤드 {n}개는 {folder}에 남아 있다. 같은 명령에 --resume을 붙이면 이어서 한다.",
     "stats.interrupted_nothing": "attnscope: 중단했다. 남은 것은 없다(--checkpoint DIR을 주면 끝난 샤드를 남겨 두고 --resume으로 이어 갈 수 있다).",
     # == end stats ==

@@ -17,12 +17,13 @@ says how to install it. This module does not print (Ray's own logs and progress 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from attnscope.core.stats_agg import Partial
@@ -138,13 +139,53 @@ def run_ray(
 ) -> ModelInfo | None:
     """Run ``todo`` (shard index, items) on Ray; ``finish`` gets each shard as it comes back.
     Returns the model facts a worker reported (None when there was nothing to run)."""
-    import logging
-
     import ray
     import ray.data
 
     if not todo:
         return None
+    with _native_stderr_aside():
+        return _run(ray, model, settings, todo, workers, address, finish)
+
+
+@contextlib.contextmanager
+def _native_stderr_aside() -> Iterator[None]:
+    """Ray's C++ core writes its notices straight to file descriptor 2 (an actor's restart
+    policy, a GCS retry): while Ray runs, descriptor 2 goes to a temporary file, and Python's
+    ``sys.stderr`` (the progress line, our messages) to a copy of the real one."""
+    import tempfile
+
+    try:
+        saved = os.dup(2)
+    except OSError:  # no descriptor 2 (an embedding host): nothing to set aside
+        yield
+        return
+    old = sys.stderr
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as aside:
+        os.dup2(aside.fileno(), 2)
+        sys.stderr = os.fdopen(os.dup(saved), "w", buffering=1, encoding=getattr(old, "encoding", None) or "utf-8")
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            sys.stderr.close()
+            sys.stderr = old
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _run(
+    ray: Any,
+    model: Any,
+    settings: Settings,
+    todo: list[tuple[int, list[Item]]],
+    workers: int,
+    address: str | None,
+    finish: Callable[[int, Partial], None],
+) -> ModelInfo | None:
+    import logging
+
     started = not ray.is_initialized()
     for name in ("ray", "ray.data"):
         logging.getLogger(name).setLevel(logging.ERROR)

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from attnscope.cli.command import command
-from attnscope.cli.options import Chat, MeasureOpt, Model, Output
+from attnscope.cli.options import ArrayOutput, Chat, MeasureOpt, Model, Output
 from attnscope.errors import AttnscopeError, ExitCode
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
@@ -74,7 +74,7 @@ def stats_cmd(
     ] = None,
     model: Model,
     chat: Chat,
-    out: Output,
+    out: ArrayOutput,
 ) -> None:
     """Per-head attention statistics over a corpus of prompts, with bootstrap intervals."""
     from attnscope.core.spec import one_of

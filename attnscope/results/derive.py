@@ -506,6 +506,8 @@ def flow_routes(edges: Sequence[FlowEdge], checks: Sequence[FlowCheck], toleranc
     scale = max((c.scale for c in checks), default=0.0)
     ok = all(max(c.attention_error, c.mlp_error) <= tolerance * max(1.0, c.scale) for c in checks)
     return FlowRoutes(attention=attention, inputs=sorted(inputs), reading=reading, error=error, scale=scale, ok=ok)
+
+
 # --- stats ------------------------------------------------------------------------------
 
 

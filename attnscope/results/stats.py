@@ -150,6 +150,15 @@ class MassiveLayer:
 @dataclass(frozen=True)
 class StatsResult(Result):
     SCHEMA = "attnscope.stats/1"
+    # with --arrays FILE these grids go to the file and the JSON keeps references to them
+    ARRAYS = (
+        "stats{}.mean",
+        "stats{}.std",
+        "stats{}.n",
+        "stats{}.ci_low",
+        "stats{}.ci_high",
+        "histograms{}.counts",
+    )
 
     model: ModelInfo
     corpus: Corpus

@@ -311,3 +311,23 @@ def test_max_tokens_cuts_and_counts(loaded: Any, corpus: Path) -> None:
     longer = sum(1 for p in PROMPTS if len(encode(loaded.tokenizer, p).ids) > 5)
     assert res.corpus.truncated == longer > 0
     assert res.corpus.positions == sum(min(len(encode(loaded.tokenizer, p).ids), 5) - 1 for p in PROMPTS)
+
+
+def test_arrays_file_holds_the_grids_and_renders_with_the_json(
+    cli: Any, model_dir: Path, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attnscope.results.arrays import inline
+
+    monkeypatch.chdir(tmp_path)
+    whole = json.loads(cli("stats", "--input", str(corpus), "--model", str(model_dir), "--json").stdout)
+    res = cli("stats", "--input", str(corpus), "--model", str(model_dir), "--json", "--arrays", "grids.npz")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["arrays"]["format"] == "npz" and "stats.sink.mean" in doc["arrays"]["keys"]
+    assert not isinstance(doc["stats"]["sink"]["mean"], list)  # a reference to the file, not the grid
+    back = inline(doc, tmp_path)
+    assert back["stats"] == whole["stats"] and back["histograms"] == whole["histograms"]
+    (tmp_path / "doc.json").write_text(res.stdout, encoding="utf-8")
+    shown = cli("render", "doc.json", "--width", "150")
+    assert shown.exit_code == 0, shown.stderr
+    assert "top 5 heads per role" in shown.stdout

@@ -27,7 +27,15 @@ from attnscope.results.arrays import ArraySink, inline, move_out, places, save_a
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "tests" / "data" / "schemas"
 # The newest saved document of every result type that declares arrays.
-WITH_ARRAYS = ["weights-3.json", "matrix-2.json", "generate-1.json", "ablate-1.json", "patch-1.json", "roles-1.json"]
+WITH_ARRAYS = [
+    "weights-3.json",
+    "matrix-2.json",
+    "generate-1.json",
+    "ablate-1.json",
+    "patch-1.json",
+    "roles-1.json",
+    "stats-1.json",
+]
 FORMATS = ["safetensors", "npz"]
 
 

@@ -193,7 +193,7 @@ class Checkpoint:
                     f"({was}, now {now}); run with the same options, or use another --checkpoint folder"
                 )
         else:
-            if manifest.exists() or any(self.folder.glob("shard-*.npz")):
+            if any(self.folder.glob("shard-*.npz")):  # a manifest alone (a run that kept nothing) is replaced
                 raise AttnscopeError(
                     f"--checkpoint {folder} already holds a checkpoint; add --resume to go on with it, "
                     "or give an empty folder"

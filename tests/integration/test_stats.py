@@ -223,7 +223,9 @@ def test_resume_refuses_a_checkpoint_of_other_options_or_another_model(
 ) -> None:
     folder = tmp_path / "ck"
     base = ["stats", "--input", str(corpus), "--json", "--checkpoint", str(folder)]
-    assert cli(*base, "--model", str(model_dir)).exit_code == 0
+    one_error(cli(*base, "--model", str(tmp_path / "no-such-model")), 3, "no such file or folder")
+    assert not list(folder.glob("shard-*.npz"))
+    assert cli(*base, "--model", str(model_dir)).exit_code == 0  # a checkpoint that kept nothing is no obstacle
     one_error(cli(*base, "--model", str(model_dir)), 2, "already holds a checkpoint", "--resume")
     one_error(cli(*base, "--model", str(model_dir), "--resume", "--pos", "last"), 2, "another --pos", '"all"')
     one_error(cli(*base, "--model", str(model_dir_gqa7), "--resume"), 2, "another model")

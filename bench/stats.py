@@ -19,7 +19,9 @@ Each row's prompts per second is over the whole process (start-up and model load
 over its compute alone (what the process measured of itself). It writes
 ``bench/results/stats-NAME.json`` and ``.md``.
 
-Run: ``python bench/stats.py --model PATH.gguf --prompts 100 --rss-prompts 400 [--batch-size 4]``
+Run: ``python bench/stats.py --model PATH.gguf --prompts 100 --rss-prompts 1000 [--big-ray] [--keep DIR]``
+(``--big-ray`` also runs ``--engine ray`` over the ``--rss-prompts`` corpus and compares it with the
+local run; ``--keep`` saves every stats document).
 """
 
 from __future__ import annotations
@@ -135,6 +137,10 @@ def main() -> None:
     parser.add_argument("--rss-prompts", type=int, default=1000, help="a second stats run this long (0: none)")
     parser.add_argument("--batch-size", type=int, default=1)
     parser.add_argument("--skip", default="", help="comma list of rows to leave out: floor,eager,ray")
+    parser.add_argument(
+        "--big-ray", action="store_true", help="run --engine ray at --rss-prompts too and compare it with local"
+    )
+    parser.add_argument("--keep", metavar="DIR", help="keep every stats run's JSON document in DIR")
     parser.add_argument("--name", default="cpu-real-0.5b")
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--floor", metavar="FILE", help=argparse.SUPPRESS)
@@ -171,6 +177,7 @@ def main() -> None:
         run = run_once([*base, "--input", str(small)], env=env)
         if not run.exit:
             stats_doc = json.loads(run.stdout)
+            _keep(args.keep, f"stats-{args.prompts}.json", run.stdout)
         rows.append(_row("stats", run, args.prompts, stats_doc.get("elapsed", 0.0)))
         if "eager" not in skip:
             cmd = [sys.executable, __file__, "--folder", folder, "--input", str(small), "--eager", str(answer)]
@@ -189,7 +196,15 @@ def main() -> None:
             big.write_text("\n".join(lines[: args.rss_prompts]) + "\n", encoding="utf-8")
             run = run_once([*base, "--input", str(big)], env=env)
             big_doc = json.loads(run.stdout) if not run.exit else {}
+            _keep(args.keep, f"stats-{args.rss_prompts}.json", run.stdout)
             rows.append(_row("stats", run, args.rss_prompts, big_doc.get("elapsed", 0.0)))
+            if args.big_ray:
+                run = run_once([*base, "--input", str(big), "--engine", "ray", "--workers", "2"], env=env)
+                ray_big = json.loads(run.stdout) if not run.exit else {}
+                _keep(args.keep, f"stats-{args.rss_prompts}-ray.json", run.stdout)
+                row = _row("ray, 2 workers", run, args.rss_prompts, ray_big.get("elapsed", 0.0))
+                row["max_rel_diff_vs_stats"] = _max_rel(big_doc, ray_big)
+                rows.append(row)
     report = {
         "model": args.model,
         "corpus": str(CORPUS.relative_to(HERE.parent)),
@@ -204,6 +219,12 @@ def main() -> None:
     md = render(report, args.name)
     (out / f"stats-{args.name}.md").write_text(md)
     print(md)
+
+
+def _keep(folder: str | None, name: str, text: str) -> None:
+    if folder and text:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / name).write_text(text, encoding="utf-8")
 
 
 def _max_rel(a: dict[str, Any], b: dict[str, Any]) -> float | None:
@@ -275,6 +296,15 @@ def render(report: dict[str, Any], name: str) -> str:
             f"- peak RSS at {report['prompts']} prompts {stats['peak_rss_mb']:.0f} MB, at {b['prompts']} prompts "
             f"{b['peak_rss_mb']:.0f} MB: {b['peak_rss_mb'] / stats['peak_rss_mb']:.3f}x (target: within 5%)"
         )
+        big_ray = [r for r in rows if r["run"] == "ray, 2 workers" and r["prompts"] == b["prompts"]]
+        if big_ray:
+            r = big_ray[0]
+            diff = r["max_rel_diff_vs_stats"]
+            md.append(
+                f"- at {b['prompts']} prompts, ray with 2 workers vs local: {r['wall_s'] / b['wall_s']:.2f}x the wall "
+                f"time; largest relative difference of means and intervals "
+                f"{'(no result)' if diff is None else f'{diff:.1e}'}"
+            )
     md.append(
         f"- {report['cpu_count']} CPU cores; load average at the end {report['load_average_at_end']:.1f} "
         "(other work on the machine slows every row alike)"

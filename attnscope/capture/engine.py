@@ -72,6 +72,9 @@ class Request:
     # Called with (layer, rows, norms or None) on the model's device as each layer is done, in
     # place of keeping them: a reduction that needs one layer's rows at a time (``core.stats``).
     consume: Callable[[int, torch.Tensor, torch.Tensor | None], None] | None = None
+    # With ``consume``: hand it log-probabilities (-inf where a share is 0) instead of rows, so a
+    # reduction that needs both (entropy) takes no logarithm of its own.
+    log_rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,11 @@ _active: tuple[Request, Captured] | None = None
 
 
 def scores_to_rows(
-    scores: torch.Tensor, softcap: float | None = None, sinks: torch.Tensor | None = None
+    scores: torch.Tensor,
+    softcap: float | None = None,
+    sinks: torch.Tensor | None = None,
+    empty: torch.Tensor | None = None,
+    log: bool = False,
 ) -> torch.Tensor:
     """Softmax rows from scaled scores (B, H, P, T), fp32, with -inf where a key is masked.
 
@@ -110,16 +117,22 @@ def scores_to_rows(
     the mask. ``sinks``: one learned logit per head (gpt-oss's ``s_aux``), an extra softmax
     column that is not a key; its share is left out, so a row then sums to 1 minus the
     sink's share. A row whose every key is masked is returned as zeros, as sdpa does (with
-    sinks, the sink takes all of it).
+    sinks, the sink takes all of it). ``empty`` (broadcastable to (B, H, P, 1)) says which
+    rows those are when the caller knows it from the mask; None works it out from the scores.
+    ``log`` returns log-probabilities instead (-inf where the share is 0).
     """
     if softcap is not None:
         scores = torch.tanh(scores / softcap) * softcap  # -inf stays -inf
-    empty = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (B, H, P, 1)
+    norm = torch.log_softmax if log else torch.softmax
     if sinks is not None:
         sink = sinks.float().to(scores.device).view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)  # (B, H, P, 1)
-        return torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]
-    rows = torch.softmax(scores.masked_fill(empty, 0.0), dim=-1)
-    return rows.masked_fill(empty, 0.0)
+        return norm(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]
+    if empty is None:
+        empty = torch.isneginf(scores).all(dim=-1, keepdim=True)  # (B, H, P, 1)
+    if not bool(empty.any()):
+        return norm(scores, dim=-1)
+    rows = norm(scores.masked_fill(empty, 0.0), dim=-1)
+    return rows.masked_fill(empty, float("-inf") if log else 0.0)
 
 
 def attention_rows(
@@ -131,6 +144,7 @@ def attention_rows(
     sliding_window: int | None = None,
     softcap: float | None = None,
     sinks: torch.Tensor | None = None,
+    log: bool = False,
 ) -> torch.Tensor:
     """Softmax rows for selected query positions, in fp32.
 
@@ -141,7 +155,11 @@ def attention_rows(
     (batch, 1|head, q_len, kv_len) with True = attend, or float additive of the same shape.
     ``softcap`` and ``sinks`` (one logit per query head): see :func:`scores_to_rows`.
     Returns (batch, head, P, kv_len). A row whose every key is masked (a padded query
-    under left padding) is returned as zeros, as sdpa does.
+    under left padding) is returned as zeros, as sdpa does. ``log`` returns log-probabilities.
+
+    The mask is applied by adding a (batch, 1|head, P, kv_len) bias of 0 / -inf built once for
+    all heads, which costs far less than filling the full scores; which rows are empty is read
+    from that small mask too.
     """
     batch, n_heads, q_len, head_dim = query.shape
     n_kv = key.shape[1]
@@ -153,11 +171,14 @@ def attention_rows(
         scores = torch.einsum("bkgpd,bktd->bkgpt", q_one, key.float()) * scaling  # (B, KV, G, 1, T)
         scores = scores.reshape(batch, n_heads, 1, kv_len)
         if softcap is None and sinks is None:
-            return torch.softmax(scores, dim=-1)  # no key is masked, so no row is empty
-        return scores_to_rows(scores, softcap, sinks)
+            return torch.log_softmax(scores, dim=-1) if log else torch.softmax(scores, dim=-1)
+        return scores_to_rows(scores, softcap, sinks, empty=torch.zeros((), dtype=torch.bool), log=log)
     n_pos = positions.shape[1]
-    idx = positions.to(query.device)[:, None, :, None].expand(batch, n_heads, n_pos, head_dim)
-    q_sel = torch.gather(query, 2, idx).float()  # (B, H, P, D)
+    if n_pos == q_len and torch.equal(positions.cpu(), torch.arange(q_len).expand(batch, q_len)):
+        q_sel = query.float()  # every query position, in order: nothing to gather
+    else:
+        idx = positions.to(query.device)[:, None, :, None].expand(batch, n_heads, n_pos, head_dim)
+        q_sel = torch.gather(query, 2, idx).float()  # (B, H, P, D)
     q_sel = q_sel.view(batch, n_kv, groups, n_pos, head_dim)  # (B, KV, G, P, D): head h -> kv h // G
     scores = torch.einsum("bkgpd,bktd->bkgpt", q_sel, key.float()) * scaling  # (B, KV, G, P, T)
     scores = scores.reshape(batch, n_heads, n_pos, kv_len)  # (B, H, P, T)
@@ -166,20 +187,24 @@ def attention_rows(
         softcap = None
 
     offset = kv_len - q_len  # keys before the first query (a cache)
-    qpos = positions.to(query.device)[:, None, :, None] + offset  # (B, 1, P, 1)
-    kpos = torch.arange(kv_len, device=query.device)[None, None, None, :]  # (1, 1, 1, T)
     if mask is None:
+        qpos = positions.to(query.device)[:, None, :, None] + offset  # (B, 1, P, 1)
+        kpos = torch.arange(kv_len, device=query.device)[None, None, None, :]  # (1, 1, 1, T)
         allowed = kpos <= qpos
         if sliding_window is not None:
             allowed = allowed & (kpos > qpos - sliding_window)
-        scores = scores.masked_fill(~allowed, float("-inf"))
+        forbid = ~allowed  # (B, 1, P, T)
+        bias = torch.zeros(forbid.shape, dtype=scores.dtype, device=scores.device)
     else:
         m_idx = positions.to(mask.device)[:, None, :, None].expand(batch, mask.shape[1], n_pos, kv_len)
         m_rows = torch.gather(mask, 2, m_idx)  # (B, 1|H, P, T)
-        if m_rows.is_floating_point():
-            scores = scores + m_rows.float()  # an additive mask: biases are added, masked keys forced below
-        scores = scores.masked_fill(masking.forbids(m_rows), float("-inf"))
-    return scores_to_rows(scores, None, sinks)
+        forbid = masking.forbids(m_rows)
+        # an additive mask: biases are added, masked keys forced to -inf
+        bias = m_rows.float() if m_rows.is_floating_point() else torch.zeros(forbid.shape, dtype=scores.dtype)
+        bias = bias.to(scores.device)
+        forbid = forbid.to(scores.device)
+    scores = scores + bias.masked_fill(forbid, float("-inf"))
+    return scores_to_rows(scores, None, sinks, empty=forbid.all(dim=-1, keepdim=True), log=log)
 
 
 def eager_output(
@@ -265,7 +290,10 @@ def _attention(
         if request.heads is not None and len(request.heads) < query.shape[1]:  # all heads: nothing to copy
             q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
             s_in = None if sinks is None else sinks[sorted(request.heads)]
-        rows = attention_rows(q_in, k_in, positions, scaling, m_in, kwargs.get("sliding_window"), softcap, s_in)
+        log = request.log_rows and request.consume is not None
+        rows = attention_rows(
+            q_in, k_in, positions, scaling, m_in, kwargs.get("sliding_window"), softcap, s_in, log=log
+        )
         captured.rows[layer] = rows if request.consume is not None else rows.cpu()
     if layer in request.norms:
         _norms(module, layer, value, out, positions, request, captured)
@@ -302,7 +330,8 @@ def _norms(
     weight = o_proj.weight
     captured.norms[layer] = norm.value_norms(value, weight, n_heads).cpu()  # (B, H, T)
     if layer in captured.rows and request.heads is None:
-        captured.completeness[layer] = norm.completeness(captured.rows[layer], value, out, positions, o_proj)
+        rows = captured.rows[layer].exp() if request.log_rows and request.consume is not None else captured.rows[layer]
+        captured.completeness[layer] = norm.completeness(rows, value, out, positions, o_proj)
 
 
 def head_writer(module: torch.nn.Module, head_dim: int, what: str) -> tuple[torch.nn.Linear, int]:

@@ -60,6 +60,12 @@ def stats_cmd(
     address: Annotated[
         str | None, typer.Option("--address", help="With --engine ray: join the cluster at HOST:PORT (or auto).")
     ] = None,
+    retries: Annotated[
+        int | None,
+        typer.Option(
+            "--retries", help="With --engine ray: restarts of a worker that died, and reruns of its shard (default 3)."
+        ),
+    ] = None,
     checkpoint: Annotated[
         str | None, typer.Option("--checkpoint", help="A folder: every finished shard is saved there.")
     ] = None,
@@ -82,8 +88,10 @@ def stats_cmd(
     if input_file is None:
         raise AttnscopeError("give --input FILE: one prompt per line, or JSON Lines")
     one_of(engine, ("local", "ray"), "engine")
-    if engine == "local" and (workers is not None or address is not None):
-        raise AttnscopeError("--workers and --address are for --engine ray")
+    if engine == "local" and (workers is not None or address is not None or retries is not None):
+        raise AttnscopeError("--workers, --address and --retries are for --engine ray")
+    if retries is not None and retries < 0:
+        raise AttnscopeError(f"--retries must be 0 or more (got {retries})")
     if table is not None:
         _check_table(table)
     if resume and checkpoint is None:
@@ -126,6 +134,7 @@ def stats_cmd(
             engine=engine,  # type: ignore[arg-type]
             workers=n_workers,
             address=address,
+            retries=3 if retries is None else retries,
             checkpoint=checkpoint,
             resume=resume,
             strict=strict,
@@ -137,10 +146,11 @@ def stats_cmd(
         raise typer.Exit(INTERRUPTED) from None
     if table is not None:
         write_table(table, result.table_rows())
-    from attnscope.render.i18n import t
+    from attnscope.render.i18n import error_text, t
 
-    for skipped in result.corpus.skipped[:SHOWN_SKIPPED]:
-        out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=skipped.reason))
+    for skipped in result.corpus.skipped[:SHOWN_SKIPPED]:  # the reason is recorded in English, shown in ctx.lang
+        reason = error_text(ctx.lang, skipped.reason)
+        out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=reason))
     more = len(result.corpus.skipped) - SHOWN_SKIPPED
     if more > 0:
         out.terminal.line(t(ctx.lang, "stats.skipped_more", n=more))

@@ -36,6 +36,7 @@ CHECKPOINT_SCHEMA = "attnscope.stats-checkpoint/1"
 MANIFEST = "manifest.json"
 DEFAULT_SHARD_SIZE = 32
 DEFAULT_BOOTSTRAP = 200
+DEFAULT_RETRIES = 3  # --engine ray: restarts of a worker that died, and retries of its shard
 
 Progress = Callable[[int, int], None]  # (lines done, lines in the file that hold something)
 
@@ -266,6 +267,7 @@ def stats(
     engine: Engine = "local",
     workers: int = 1,
     address: str | None = None,
+    retries: int = DEFAULT_RETRIES,
     checkpoint: str | None = None,
     resume: bool = False,
     strict: bool = False,
@@ -342,7 +344,7 @@ def stats(
 
         assert isinstance(model, ModelSpec)
         t0 = time.perf_counter()  # Ray's start and the workers' model loads are part of its time
-        info = run_ray(model, settings, todo, workers, address, finish)
+        info = run_ray(model, settings, todo, workers, address, finish, retries=retries)
     else:
         loaded = model.load() if isinstance(model, ModelSpec) else model
         info = loaded.info

@@ -136,43 +136,62 @@ def run_ray(
     workers: int,
     address: str | None,
     finish: Callable[[int, Partial], None],
+    retries: int = 3,
 ) -> ModelInfo | None:
     """Run ``todo`` (shard index, items) on Ray; ``finish`` gets each shard as it comes back.
-    Returns the model facts a worker reported (None when there was nothing to run)."""
+    Returns the model facts a worker reported (None when there was nothing to run).
+
+    A worker process that dies (killed, out of memory, its node lost) is restarted by Ray and its
+    shard run again, at most ``retries`` times (Ray Data's own default is without end, so a shard
+    that kills every worker it meets would never fail); after that the run stops with one error,
+    and the shards that finished are already in the checkpoint."""
     import ray
     import ray.data
 
     if not todo:
         return None
-    with _native_stderr_aside():
-        return _run(ray, model, settings, todo, workers, address, finish)
+    with _ray_output_aside():
+        return _run(ray, model, settings, todo, workers, address, finish, retries)
 
 
 @contextlib.contextmanager
-def _native_stderr_aside() -> Iterator[None]:
-    """Ray's C++ core writes its notices straight to file descriptor 2 (an actor's restart
-    policy, a GCS retry): while Ray runs, descriptor 2 goes to a temporary file, and Python's
-    ``sys.stderr`` (the progress line, our messages) to a copy of the real one."""
+def _ray_output_aside() -> Iterator[None]:
+    """While Ray runs, nothing it says reaches our stdout or stderr.
+
+    Ray's C++ core writes its notices straight to file descriptor 2 (an actor's restart policy,
+    a GCS retry), and the driver's error listener prints a dead worker's notice ("(raylet) A
+    worker died ...") with Python's ``sys.stdout``, where it would land in the middle of
+    ``--json`` output. So descriptors 1 and 2 go to a temporary file, ``sys.stdout`` to the null
+    device, and Python's ``sys.stderr`` (the progress line, our messages) to a copy of the real
+    descriptor 2. Nothing of ours writes to stdout before Ray is done."""
     import tempfile
 
     try:
-        saved = os.dup(2)
-    except OSError:  # no descriptor 2 (an embedding host): nothing to set aside
+        saved_err, saved_out = os.dup(2), os.dup(1)
+    except OSError:  # no descriptors 1 and 2 (an embedding host): nothing to set aside
         yield
         return
-    old = sys.stderr
-    sys.stderr.flush()
+    old_err, old_out = sys.stderr, sys.stdout
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
     with tempfile.TemporaryFile() as aside:
         os.dup2(aside.fileno(), 2)
-        sys.stderr = os.fdopen(os.dup(saved), "w", buffering=1, encoding=getattr(old, "encoding", None) or "utf-8")
+        os.dup2(aside.fileno(), 1)
+        encoding = getattr(old_err, "encoding", None) or "utf-8"
+        sys.stderr = os.fdopen(os.dup(saved_err), "w", buffering=1, encoding=encoding)
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         try:
             yield
         finally:
             sys.stderr.flush()
             sys.stderr.close()
-            sys.stderr = old
-            os.dup2(saved, 2)
-            os.close(saved)
+            sys.stdout.close()
+            sys.stderr, sys.stdout = old_err, old_out
+            os.dup2(saved_err, 2)
+            os.dup2(saved_out, 1)
+            os.close(saved_err)
+            os.close(saved_out)
 
 
 def _run(
@@ -183,6 +202,7 @@ def _run(
     workers: int,
     address: str | None,
     finish: Callable[[int, Partial], None],
+    retries: int,
 ) -> ModelInfo | None:
     import logging
 
@@ -232,6 +252,8 @@ def _run(
             num_cpus=0 if gpus else 1,
             num_gpus=gpus,
             batch_format="numpy",
+            max_restarts=retries,
+            max_task_retries=retries,
         )
         info: ModelInfo | None = None
         try:
@@ -246,8 +268,9 @@ def _run(
             if isinstance(cause, AttnscopeError):
                 raise cause from None
             raise AttnscopeError(
-                f"--engine ray: a worker failed and could not be retried ({type(cause).__name__}: "
-                f"{' '.join(str(cause).split())[:200]}); the checkpoint keeps the shards that finished",
+                f"--engine ray: a worker failed and could not be retried after {retries} restart(s) "
+                f"({type(cause).__name__}: {' '.join(str(cause).split())[:200]}); the checkpoint keeps the shards "
+                "that finished",
                 ExitCode.RESOURCE,
             ) from None
         return info

@@ -1,6 +1,6 @@
 """One layer's attention rows for a batch of prompts, reduced at once to per-prompt, per-head numbers.
 
-:func:`layer_values` turns rows ``(B, H, T, T)`` (right-padded prompts, every query position)
+:func:`layer_values` turns log-rows ``(B, H, T, T)`` (right-padded prompts, every query position)
 into each statistic's value at every query position, ``(S, B, H, T)``, with the mask of the
 (prompt, position) pairs that count, ``(S, B, T)``; :func:`per_prompt` sums them per prompt
 and head (count, sum, sum of squared deviations, fixed-bin counts), in float64 on the CPU.
@@ -80,12 +80,15 @@ def detection_patterns(ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.
 
 
 def layer_values(
-    rows: torch.Tensor, facts: BatchFacts, norms: torch.Tensor | None, names: tuple[str, ...]
+    log_rows: torch.Tensor, facts: BatchFacts, norms: torch.Tensor | None, names: tuple[str, ...]
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Each statistic at every query position: values (S, B, H, T) fp32 and counted (S, B, T) bool.
 
-    rows: (B, H, T, T) fp32, query x key, zero on masked keys; norms: (B, H, T) ``||f_h(x_j)||``.
+    log_rows: (B, H, T, T) fp32 log-probabilities, query x key, -inf on masked keys (the engine's
+    ``log_rows``: the entropy then needs no logarithm of its own); norms: (B, H, T) ``||f_h(x_j)||``.
+    A NaN or inf anywhere in a row reaches that row's entropy, so checking the values is enough.
     """
+    rows = torch.softmax(log_rows, dim=-1)  # = exp(log_rows) to a rounding, and faster where keys are -inf
     batch, heads, width, _ = rows.shape
     device = rows.device
     pos = torch.arange(width, device=device, dtype=rows.dtype)
@@ -95,7 +98,9 @@ def layer_values(
         "self": torch.diagonal(rows, dim1=-2, dim2=-1),
         "previous_token": torch.nn.functional.pad(torch.diagonal(rows, offset=-1, dim1=-2, dim2=-1), (1, 0)),
     }
-    entropy = torch.special.entr(rows).sum(-1)  # -x log x, and 0 at x = 0
+    # -sum p log p; a masked key has p = 0 and log p = -inf, set to 0 so that 0 * log p is 0 (a NaN in a
+    # row stays in the row's p, so the entropy is still NaN)
+    entropy = -(rows * log_rows.nan_to_num(neginf=0.0)).sum(-1)
     values["entropy"] = entropy
     values["entropy_norm"] = entropy / torch.log(pos + 1.0).clamp_min(1e-12)
     values["distance"] = pos * total - rows @ pos
@@ -135,12 +140,14 @@ def per_prompt(values: torch.Tensor, counted: torch.Tensor, names: tuple[str, ..
     sums = np.where(m, x, 0.0).sum(-1)  # (S, B, H)
     mean = sums / np.where(count > 0, count, 1)[:, :, None]
     m2 = np.where(m, (x - mean[..., None]) ** 2, 0.0).sum(-1)
-    hist = np.zeros((*sums.shape, N_BINS), np.int64)
+    stats, batch, heads, width = x.shape
+    idx = np.empty(x.shape, np.int64)
     for s, name in enumerate(names):
-        edges = edges_of(name)
-        idx = np.clip(np.searchsorted(edges, x[s], side="right") - 1, 0, N_BINS - 1)  # (B, H, T)
-        onehot = (idx[..., None] == np.arange(N_BINS)) & m[s][..., None]
-        hist[s] = onehot.sum(-2)
+        idx[s] = np.clip(np.searchsorted(edges_of(name), x[s], side="right") - 1, 0, N_BINS - 1)  # (B, H, T)
+    cell = np.arange(stats * batch * heads).reshape(stats, batch, heads, 1) * N_BINS  # one block of bins per (s, b, h)
+    keep = np.broadcast_to(m, x.shape)
+    hist = np.bincount((cell + idx)[keep], minlength=stats * batch * heads * N_BINS)
+    hist = hist.reshape(stats, batch, heads, N_BINS).astype(np.int64)
     return PerPrompt(
         count=count.T.copy(),
         sums=sums.transpose(1, 0, 2).copy(),
@@ -168,15 +175,16 @@ def hidden_peaks(hidden: torch.Tensor, lengths: list[int]) -> Peaks:
     dim = hidden.shape[-1]
     got = []
     for b, n in enumerate(lengths):
-        a = hidden[b, :n].detach().float().abs()  # (n, D)
+        a = hidden[b, :n].detach().float().abs().cpu().numpy()  # (n, D)
         flat = a.reshape(-1)
-        top, where = flat.max(0)
+        where = int(flat.argmax())
+        low = (flat.size - 1) // 2  # torch's median: the lower of the two middle values
         got.append(
             (
-                float(top),
-                int(where) % dim,
-                int(where) // dim,
-                float(flat.median()),
+                float(flat[where]),
+                where % dim,
+                where // dim,
+                float(np.partition(flat, low)[low]),
                 float(a[0].max()),
                 float(a[1:].max()) if n > 1 else 0.0,
             )

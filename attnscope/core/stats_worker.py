@@ -152,9 +152,9 @@ class StatsWorker:
         hist = np.zeros((*sums.shape, 20), np.int64)
 
         def consume(layer: int, rows: torch.Tensor, norms: torch.Tensor | None) -> None:
-            if not bool(torch.isfinite(rows).all()):
-                engine.check_finite({layer: rows.cpu()})
             values, counted = layer_values(rows.float(), facts, norms, names)
+            if not bool(torch.isfinite(values).all()):  # a NaN or inf in a row reaches its entropy
+                engine.check_finite({layer: rows.exp().cpu()})
             got = per_prompt(values, counted, names)
             count[:] = got.count
             sums[:, :, layer] = got.sums
@@ -171,6 +171,7 @@ class StatsWorker:
             norms=frozenset(self.layers) if s.norm else frozenset(),
             stop=False,
             consume=consume,
+            log_rows=True,
         )
         try:
             engine.run(model, ids, mask, request)

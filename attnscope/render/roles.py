@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, heat_style, shade
+from attnscope.render.common import model_line
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import t
 from attnscope.results.roles import ROLES, RankedHead, RolesResult
@@ -27,17 +28,7 @@ def header(r: RolesResult, ctx: Ctx) -> Text:
     else:
         text.append(t(ctx.lang, "roles.source_prompt", total=len(r.tokens)), style="bold")
     text.append("\n")
-    text.append(
-        t(
-            ctx.lang,
-            "roles.model",
-            id=m.id,
-            layers=m.num_hidden_layers,
-            heads=m.num_attention_heads,
-            kv_heads=m.num_key_value_heads,
-        ),
-        style="dim",
-    )
+    text.append_text(model_line(ctx.lang, m))
     return text
 
 

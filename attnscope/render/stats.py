@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, heat_style, shade
-from attnscope.render.common import ranges
+from attnscope.render.common import model_line, ranges
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import t
 from attnscope.results.derive import StatHead, massive_first_layers, stats_top
@@ -47,17 +47,7 @@ def header(r: StatsResult, ctx: Ctx) -> Text:
             t(ctx.lang, "stats.skipped_cut", skipped=len(c.skipped), truncated=c.truncated, max_tokens=o.max_tokens)
         )
     text.append("\n")
-    text.append(
-        t(
-            ctx.lang,
-            "stats.model",
-            id=m.id,
-            layers=m.num_hidden_layers,
-            heads=m.num_attention_heads,
-            kv=m.num_key_value_heads,
-        ),
-        style="dim",
-    )
+    text.append_text(model_line(ctx.lang, m))
     text.append("\n")
     text.append(t(ctx.lang, "stats.bootstrap", b=o.bootstrap, seed=o.seed), style="dim")
     return text

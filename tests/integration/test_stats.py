@@ -167,6 +167,37 @@ def test_cli_json_table_view_and_render(cli: Any, model_dir: Path, tmp_path: Pat
     assert svg.read_text(encoding="utf-8").startswith("<svg") and "<title>L1 H2:" in svg.read_text(encoding="utf-8")
 
 
+def test_skipped_lines_are_reported_in_korean_with_korean_reasons(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    """Every kind of bad line: the JSON keeps the English reason, the Korean stderr line words it in Korean."""
+    bad = {
+        2: "{broken",
+        3: '["a list"]',
+        4: '{"text": "x"}',
+        5: '{"prompt": 7}',
+        6: '{"prompt": "  "}',
+        7: '{"prompt": "a"}',
+    }
+    path = write_corpus(tmp_path / "c.jsonl", PROMPTS, bad=bad)
+    (tmp_path / "raw.bin").write_bytes(path.read_bytes() + b'{"prompt": "\xff\xfe"}\n')
+    res = cli("stats", "--input", str(tmp_path / "raw.bin"), "--model", str(model_dir), "--json", "--lang", "ko")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    reasons = {s["line"]: s["reason"] for s in doc["corpus"]["skipped"]}
+    assert sorted(reasons) == [2, 3, 4, 5, 6, 7, len(PROMPTS) + len(bad) + 1]
+    assert reasons[4] == "no field 'prompt'" and reasons[7].startswith("fewer than 2 tokens")
+    shown = [line for line in res.stderr.splitlines() if "번째 줄을 건너뛰었다" in line]
+    assert len(shown) == len(reasons), res.stderr
+    for line in shown:
+        reason = line.split("건너뛰었다: ", 1)[1]
+        # no English sentence is left in a Korean line (the JSON decoder's own words may stay)
+        for english in ("not valid", "expected", "no field", "is not a string", "is empty", "fewer than", "tokens"):
+            assert english not in reason, line
+    assert any("올바른 JSON이 아니다(2번째 칸" in line for line in shown), shown
+    assert any("'prompt' 필드가 없다." in line for line in shown), shown
+    assert any("토큰이 2개보다 적다." in line for line in shown), shown
+    assert any("올바른 UTF-8이 아니다" in line for line in shown), shown
+
+
 def test_parquet_table(cli: Any, model_dir: Path, corpus: Path, tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "t.parquet"
@@ -268,7 +299,9 @@ def test_bad_lines_strict_and_no_usable_line(cli: Any, model_dir: Path, tmp_path
     "extra,code,fragment",
     [
         (["--resume"], 2, "--resume needs --checkpoint DIR"),
-        (["--workers", "2"], 2, "--workers and --address are for --engine ray"),
+        (["--workers", "2"], 2, "--workers, --address and --retries are for --engine ray"),
+        (["--retries", "1"], 2, "--workers, --address and --retries are for --engine ray"),
+        (["--engine", "ray", "--retries", "-1"], 2, "--retries must be 0 or more (got -1)"),
         (["--engine", "ray", "--workers", "0"], 2, "--workers must be at least 1 (got 0)"),
         (["--engine", "spark"], 2, "--engine 'spark': use local or ray"),
         (["--pos", "first"], 2, "--pos 'first': use all or last"),

@@ -16,6 +16,7 @@ from attnscope.results.stats import ROLE_STATS, StatsResult
 
 CELL = 9.0
 GAP = 28.0
+HEAD_ROW = 10.0  # the row of head numbers above each grid
 PER_ROW = 4  # grids side by side
 
 
@@ -62,7 +63,7 @@ def figure(r: StatsResult, ctx: Ctx) -> str:
         row_names = names[start : start + PER_ROW]
         for i, name in enumerate(row_names):
             _grid(svg, r, ctx, name, MARGIN + i * (width + GAP), y, label_w)
-        y += ROW * 2 + n_layers * CELL + ROW
+        y += ROW * 2 + HEAD_ROW + n_layers * CELL + ROW
     svg.text(MARGIN, y, t(ctx.lang, "stats.grid_title"), size=11, fill=DIM)
     return svg.to_string()
 
@@ -73,7 +74,12 @@ def _grid(svg: Svg, r: StatsResult, ctx: Ctx, name: str, x: float, y: float, lab
     top = max(values, default=0.0) if name in UNBOUNDED else 1.0
     svg.text(x, y, stat_label(ctx, name), size=12, bold=True)
     svg.text(x, y + ROW * 0.9, t(ctx.lang, "stats.scale", top=f"{top:.3g}"), size=10, fill=DIM)
-    y0 = y + ROW * 1.3
+    y0 = y + ROW * 1.3 + HEAD_ROW
+    n_heads = len(stat.mean[0]) if stat.mean else 0
+    svg.text(x, y0 - 2, "H", size=8, fill=DIM)
+    step = 2 if n_heads <= 16 else 4 if n_heads <= 32 else 8
+    for head in range(0, n_heads, step):
+        svg.text(x + label_w + head * CELL + CELL * 0.5, y0 - 2, str(head), size=7, fill=DIM, anchor="middle")
     for layer, row in enumerate(stat.mean):
         if layer % 4 == 0:
             svg.text(x, y0 + layer * CELL + CELL * 0.85, f"L{layer}", size=8, fill=DIM)

@@ -22,7 +22,7 @@ from attnscope.core.stats_worker import Item, Settings, StatsWorker
 from attnscope.core.tokens import encode
 
 from support import one_error, tiny
-from support.statsref import BASE, eager, reference
+from support.statsref import BASE, assert_same_stats, eager, reference
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,11 +100,7 @@ def test_batch_size_shard_size_and_merge_order_do_not_change_the_result(loaded: 
     one = core_stats.stats(loaded, str(corpus), shard_size=32, batch_size=1)
     for shard_size, batch_size in ((1, 1), (3, 2), (32, 5)):
         other = core_stats.stats(loaded, str(corpus), shard_size=shard_size, batch_size=batch_size)
-        for name in one.stats:
-            for part in ("mean", "std", "ci_low", "ci_high"):
-                assert rel(getattr(one.stats[name], part), getattr(other.stats[name], part)) < 1e-6, (name, part)
-            assert one.stats[name].n == other.stats[name].n
-        assert [m.value for m in one.massive] == pytest.approx([m.value for m in other.massive], rel=1e-6)
+        assert_same_stats(one, other)
     # shards merged in any order (as workers finish) give the same aggregates
     worker = StatsWorker(loaded, Settings())
     items = [Item(line=i, prompt=p) for i, p in enumerate(PROMPTS, start=1)]

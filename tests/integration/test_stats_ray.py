@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -20,6 +19,7 @@ from attnscope.core import stats as core_stats  # noqa: E402
 from attnscope.core.stats import ModelSpec  # noqa: E402
 
 from support import tiny  # noqa: E402
+from support.statsref import assert_same_stats  # noqa: E402
 
 PROMPTS = [*tiny.CORPUS, "hello hello hello world world", "사과는 사과를 샀다. 사과는 맛있다."] * 2
 
@@ -49,13 +49,7 @@ def test_ray_with_two_workers_equals_local(cluster: Any, model_dir: Path, loaded
     remote = core_stats.stats(spec, str(path), shard_size=3, engine="ray", workers=2, checkpoint=str(folder))
     assert remote.corpus == local.corpus
     assert remote.options.engine == "ray" and remote.options.workers == 2
-    for name, stat in local.stats.items():
-        for part in ("mean", "std", "ci_low", "ci_high"):
-            a = np.array(getattr(stat, part), float)
-            b = np.array(getattr(remote.stats[name], part), float)
-            assert np.nanmax(np.abs(a - b) / np.maximum(np.abs(a), 1e-12)) < 1e-6, (name, part)
-        assert stat.n == remote.stats[name].n
-    assert [m.value for m in remote.massive] == pytest.approx([m.value for m in local.massive], rel=1e-6)
+    assert_same_stats(local, remote)
     assert len(list(folder.glob("shard-*.npz"))) == 6  # every shard's aggregates came back and were kept
     # resumed on the local engine from the Ray run's checkpoint: nothing left to run, the same result
     again = core_stats.stats(loaded, str(path), shard_size=3, checkpoint=str(folder), resume=True)

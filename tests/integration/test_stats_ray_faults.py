@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -22,6 +21,7 @@ from attnscope.core import stats as core_stats  # noqa: E402
 from attnscope.core.stats import ModelSpec  # noqa: E402
 
 from support import raydeath, tiny  # noqa: E402
+from support.statsref import assert_same_stats  # noqa: E402
 
 PROMPTS = [*tiny.CORPUS, "hello hello hello world world", "사과는 사과를 샀다. 사과는 맛있다."] * 2
 DIE_AT = 8  # an input line of the third shard (shards of 3 lines)
@@ -62,12 +62,7 @@ def _corpus(tmp_path: Path) -> Path:
 
 
 def _same(a: Any, b: Any) -> None:
-    for name, stat in a.stats.items():
-        for part in ("mean", "std", "ci_low", "ci_high"):
-            x = np.array(getattr(stat, part), float)
-            y = np.array(getattr(b.stats[name], part), float)
-            assert np.nanmax(np.abs(x - y) / np.maximum(np.abs(x), 1e-12)) < 1e-6, (name, part)
-        assert stat.n == b.stats[name].n
+    assert_same_stats(a, b)
     assert a.corpus == b.corpus
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 
 BASE = ("sink", "self", "previous_token", "entropy", "entropy_norm", "distance", "duplicate_token", "induction")
@@ -72,3 +73,15 @@ def reference(model: Any, prompts: list[list[int]], pos: str = "all") -> dict[st
         stacked = np.stack(vs)
         out[name] = (stacked.mean(0), stacked.std(0), len(vs))
     return out
+
+
+def assert_same_stats(a: Any, b: Any, rel: float = 1e-6) -> None:
+    """Two StatsResults agree: every statistic's mean, std and interval within ``rel`` relative,
+    the same counts, and the massive-activation values within ``rel``."""
+    for name, stat in a.stats.items():
+        for part in ("mean", "std", "ci_low", "ci_high"):
+            x = np.array(getattr(stat, part), float)
+            y = np.array(getattr(b.stats[name], part), float)
+            assert np.nanmax(np.abs(x - y) / np.maximum(np.abs(x), 1e-12)) < rel, (name, part)
+        assert stat.n == b.stats[name].n, name
+    assert [m.value for m in a.massive] == pytest.approx([m.value for m in b.massive], rel=rel)

@@ -205,17 +205,27 @@ class Checkpoint:
                 raise AttnscopeError(f"--checkpoint {folder}: {exc.strerror}") from None
             self._write(MANIFEST, json.dumps({"schema": CHECKPOINT_SCHEMA, "fingerprint": fingerprint}).encode())
 
-    def finished(self) -> dict[int, Partial]:
-        """The shards already done, by index."""
-        out: dict[int, Partial] = {}
+    def finished(self) -> set[int]:
+        """The indices of the shards already done. Each file is read once here, so that a damaged
+        one is reported before any work starts, and let go: :meth:`load` reads it again when the
+        merge reaches it, so a resumed run holds no more shards than a fresh one."""
+        out: set[int] = set()
         for file in sorted(self.folder.glob("shard-*.npz")):
-            try:
-                out[int(file.stem.split("-")[1])] = Partial.from_bytes(file.read_bytes())
-            except (OSError, ValueError, KeyError) as exc:
-                raise AttnscopeError(
-                    f"--resume: {file} cannot be read ({exc}); delete it to run that shard again"
-                ) from None
+            self._read(file)
+            out.add(int(file.stem.split("-")[1]))
         return out
+
+    def load(self, shard: int) -> Partial:
+        return self._read(self.folder / f"shard-{shard:06d}.npz")
+
+    @staticmethod
+    def _read(file: Path) -> Partial:
+        try:
+            return Partial.from_bytes(file.read_bytes())
+        except (OSError, ValueError, KeyError) as exc:
+            raise AttnscopeError(
+                f"--resume: {file} cannot be read ({exc}); delete it to run that shard again"
+            ) from None
 
     def save(self, shard: int, part: Partial) -> None:
         self._write(f"shard-{shard:06d}.npz", part.to_bytes())
@@ -311,30 +321,35 @@ def stats(
         "seed": seed,
     }
     store = Checkpoint(checkpoint, fingerprint, resume) if checkpoint is not None else None
-    done: dict[int, Partial] = store.finished() if store is not None else {}
+    on_disk = store.finished() if store is not None else set()
     bad: list[tuple[int, str]] = []
-    todo: list[tuple[int, list[Item]]] = []
+    order: list[int] = []  # every shard, in the order they are merged
+    todo: list[tuple[int, list[Item]]] = []  # the shards to run, with their items (Ray's dataset needs them)
     lines_done = 0
     for shard, items, shard_bad in shards(path, shard_size, corpus.jsonl, field, chat):
         if strict and shard_bad:
             line, reason = shard_bad[0]
             raise AttnscopeError(f"--input {path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
         bad += shard_bad
-        if shard in done:
+        order.append(shard)
+        if shard in on_disk:
             lines_done += len(items) + len(shard_bad)
             continue
-        todo.append((shard, items))
+        todo.append((shard, items if engine == "ray" else []))  # the local engine reads its items again below
     if progress is not None:
         progress(lines_done, corpus.filled)
+    merged = _InOrder(order, on_disk, store)
+    ran = 0
 
     def finish(shard: int, part: Partial) -> None:
-        nonlocal lines_done
+        nonlocal lines_done, ran
         if strict and part.skipped:
             line, reason = part.skipped[0]
             raise AttnscopeError(f"--input {path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
         if store is not None:
             store.save(shard, part)
-        done[shard] = part
+        merged.add(shard, part)
+        ran += part.prompts
         lines_done += part.prompts + len(part.skipped) + sum(1 for b in bad if (b[0] - 1) // shard_size == shard)
         if progress is not None:
             progress(lines_done, corpus.filled)
@@ -349,14 +364,61 @@ def stats(
         loaded = model.load() if isinstance(model, ModelSpec) else model
         info = loaded.info
         worker = StatsWorker(loaded, settings)
+        wanted = {shard for shard, _ in todo}
         t0 = time.perf_counter()
-        for shard, items in todo:
-            finish(shard, worker.shard(items))
+        for shard, items, _ in shards(path, shard_size, corpus.jsonl, field, chat):  # one shard's prompts at a time
+            if shard in wanted:
+                finish(shard, worker.shard(items))
     elapsed = time.perf_counter() - t0
     if info is None:  # every shard was already in the checkpoint (Ray started no worker)
         info = _info_of(model)
-    ran = sum(done[shard].prompts for shard, _ in todo)
-    return _result(info, corpus, settings, done, bad, field, measure, shard_size, engine, workers, elapsed, ran)
+    total = merged.result()
+    return _result(info, corpus, settings, total, bad, field, measure, shard_size, engine, workers, elapsed, ran)
+
+
+class _InOrder:
+    """The merge of every shard, in shard order, as the shards come in: a shard that arrives early
+    waits (on Ray, at most the ones still running before it), a shard from the checkpoint is read
+    when its turn comes. So memory does not grow with the corpus, and the result is the same left
+    fold in shard order whatever engine, worker count or arrival order produced the shards."""
+
+    def __init__(self, order: list[int], on_disk: set[int], store: Checkpoint | None) -> None:
+        self.order = order
+        self.on_disk = on_disk
+        self.store = store
+        self.at = 0
+        self.pending: dict[int, Partial] = {}
+        self.total: Partial | None = None
+        self._drain()
+
+    def add(self, shard: int, part: Partial) -> None:
+        self.pending[shard] = part
+        self._drain()
+
+    def _drain(self) -> None:
+        while self.at < len(self.order):
+            shard = self.order[self.at]
+            if shard in self.pending:
+                part = self.pending.pop(shard)
+            elif shard in self.on_disk and self.store is not None:
+                part = self.store.load(shard)
+            else:
+                return
+            if self.total is None:
+                self.total = Partial.empty(
+                    part.count.shape[0],
+                    part.mean.shape[1],
+                    part.mean.shape[2],
+                    part.boot_n.shape[0],
+                    part.dim_counts.shape[1],
+                )
+            self.total.merge(part)
+            self.at += 1
+
+    def result(self) -> Partial | None:
+        if self.at != len(self.order):  # pragma: no cover - a bug, not an input
+            raise AssertionError(f"shards merged: {self.at} of {len(self.order)}")
+        return self.total
 
 
 def _info_of(model: Loaded | ModelSpec) -> ModelInfo:
@@ -403,7 +465,7 @@ def _result(
     info: ModelInfo,
     corpus: Scan,
     settings: Settings,
-    done: dict[int, Partial],
+    merged: Partial | None,
     bad: list[tuple[int, str]],
     field: str,
     measure: Literal["weight", "norm"],
@@ -413,12 +475,9 @@ def _result(
     elapsed: float,
     ran: int,
 ) -> StatsResult:
-    hidden = next(iter(done.values())).dim_counts.shape[1] if done else 1
-    total = Partial.empty(
-        len(settings.names), info.num_hidden_layers, info.num_attention_heads, settings.bootstrap, hidden
+    total = merged or Partial.empty(
+        len(settings.names), info.num_hidden_layers, info.num_attention_heads, settings.bootstrap, 1
     )
-    for shard in sorted(done):
-        total.merge(done[shard])
     skipped = sorted(bad + total.skipped)
     if total.prompts == 0:
         first = f"; line {skipped[0][0]}: {skipped[0][1]}" if skipped else ""

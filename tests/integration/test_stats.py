@@ -163,6 +163,42 @@ def test_cli_json_table_view_and_render(cli: Any, model_dir: Path, tmp_path: Pat
     assert svg.read_text(encoding="utf-8").startswith("<svg") and "<title>L1 H2:" in svg.read_text(encoding="utf-8")
 
 
+def test_finished_shards_are_merged_and_let_go_so_memory_does_not_grow_with_the_corpus(
+    loaded: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard's aggregates are merged as soon as its turn comes and then dropped, on a fresh run
+    and on a resumed one: no more than two are ever alive, however many shards the corpus has."""
+    import gc
+    import weakref
+
+    from attnscope.core import stats_agg
+
+    path = write_corpus(tmp_path / "c.jsonl", PROMPTS * 2)
+    alive: list[weakref.ref[Any]] = []
+    most = 0
+    original = stats_agg.Partial.merge
+
+    def merge(self: Any, other: Any) -> None:
+        nonlocal most
+        alive.append(weakref.ref(other))
+        gc.collect()
+        most = max(most, sum(1 for r in alive if r() is not None))
+        original(self, other)
+
+    monkeypatch.setattr(stats_agg.Partial, "merge", merge)
+    whole = core_stats.stats(loaded, str(path), shard_size=1)
+    assert len(alive) == len(PROMPTS) * 2 and most <= 2
+    folder = tmp_path / "ck"
+    core_stats.stats(loaded, str(write_corpus(tmp_path / "c.jsonl", PROMPTS * 2)), shard_size=1, checkpoint=str(folder))
+    for extra in sorted(folder.glob("shard-*.npz"))[1::2]:  # every other shard to be run again
+        extra.unlink()
+    alive.clear()
+    most = 0
+    again = core_stats.stats(loaded, str(path), shard_size=1, checkpoint=str(folder), resume=True)
+    assert len(alive) == len(PROMPTS) * 2 and most <= 2
+    assert_same_stats(whole, again)
+
+
 def test_skipped_lines_are_reported_in_korean_with_korean_reasons(cli: Any, model_dir: Path, tmp_path: Path) -> None:
     """Every kind of bad line: the JSON keeps the English reason, the Korean stderr line words it in Korean."""
     bad = {

@@ -331,7 +331,7 @@ MESSAGES: dict[str, str] = {
     "stats.skipped_line": "attnscope: line {line} skipped: {reason}",
     "stats.skipped_more": "attnscope: {n} more lines skipped (the JSON lists them all)",
     "stats.summary": "attnscope: stats: {used} prompts, {positions} positions; {ran} prompts computed in {seconds:.1f} s ({rate:.2f} prompts/s); lines skipped: {skipped}, prompts cut: {truncated}",
-    "stats.interrupted": "attnscope: interrupted; {n} finished shards are kept in {folder}: run the same command with --resume to go on",
+    "stats.interrupted": "attnscope: interrupted; {folder} keeps the finished shards ({n}): run the same command with --resume to go on",
     "stats.interrupted_nothing": "attnscope: interrupted; nothing was kept (with --checkpoint DIR finished shards are kept for --resume)",
     # == end stats ==
     # == figures ==

@@ -45,44 +45,44 @@ _LAZY = {
     "rope": ("attnscope.core.rope", "rope"),
     "reuse": ("attnscope.core.reuse", "reuse"),
     "roles": ("attnscope.core.roles", "roles"),
-    "stats": ("attnscope.core.stats", "stats"),
-    "ModelSpec": ("attnscope.core.stats", "ModelSpec"),
+    "stats": ("attnscope.core.stats.driver", "stats"),
+    "ModelSpec": ("attnscope.core.stats.driver", "ModelSpec"),
     "generate": ("attnscope.core.generate", "generate"),
     "explore": ("attnscope.core.explore", "explore"),
-    "ablate": ("attnscope.core.ablate", "ablate"),
-    "knockout": ("attnscope.core.knockout", "knockout"),
-    "patch": ("attnscope.core.patch", "patch"),
+    "ablate": ("attnscope.core.causal.ablate", "ablate"),
+    "knockout": ("attnscope.core.causal.knockout", "knockout"),
+    "patch": ("attnscope.core.causal.patch", "patch"),
     "flow": ("attnscope.core.flow", "flow"),
     # their typed arguments
-    "Selection": ("attnscope.core.spec", "Selection"),
-    "IndexRange": ("attnscope.core.spec", "IndexRange"),
-    "Text": ("attnscope.core.spec", "Text"),
-    "QuerySpec": ("attnscope.core.spec", "QuerySpec"),
-    "ChatSpec": ("attnscope.core.spec", "ChatSpec"),
+    "Selection": ("attnscope.core.prompt.spec", "Selection"),
+    "IndexRange": ("attnscope.core.prompt.spec", "IndexRange"),
+    "Text": ("attnscope.core.prompt.spec", "Text"),
+    "QuerySpec": ("attnscope.core.prompt.spec", "QuerySpec"),
+    "ChatSpec": ("attnscope.core.prompt.spec", "ChatSpec"),
     "Message": ("attnscope.results.segments", "Message"),
     "WeightsView": ("attnscope.results.weights", "WeightsView"),
 }
 
 if TYPE_CHECKING:  # the same names for type checkers and editors, which do not run __getattr__
     from attnscope.capture.engine import load
-    from attnscope.core.ablate import ablate
     from attnscope.core.batch import read_entries, run_batch
+    from attnscope.core.causal.ablate import ablate
+    from attnscope.core.causal.knockout import knockout
+    from attnscope.core.causal.patch import patch
     from attnscope.core.explain import explain
     from attnscope.core.explore import explore
     from attnscope.core.flow import flow
     from attnscope.core.generate import generate
     from attnscope.core.heads import heads
     from attnscope.core.info import info
-    from attnscope.core.knockout import knockout
     from attnscope.core.mask import mask
     from attnscope.core.maskgrid import illustration as mask_illustration
     from attnscope.core.matrix import matrix
-    from attnscope.core.patch import patch
+    from attnscope.core.prompt.spec import ChatSpec, IndexRange, QuerySpec, Selection, Text
     from attnscope.core.reuse import reuse
     from attnscope.core.roles import roles
     from attnscope.core.rope import rope
-    from attnscope.core.spec import ChatSpec, IndexRange, QuerySpec, Selection, Text
-    from attnscope.core.stats import ModelSpec, stats
+    from attnscope.core.stats.driver import ModelSpec, stats
     from attnscope.core.tokenlist import tokens
     from attnscope.core.trace import trace
     from attnscope.core.weights import weights

@@ -25,7 +25,7 @@ TEXT = (
 
 
 def prompt_of(tokenizer: object, n: int) -> str:
-    from attnscope.core.tokens import encode
+    from attnscope.core.prompt.tokens import encode
 
     text = TEXT * (n // 20 + 2)
     enc = encode(tokenizer, text)
@@ -47,7 +47,7 @@ def main() -> None:
 
     from attnscope.capture.engine import load
     from attnscope.core.explore import explore
-    from attnscope.core.tokens import encode
+    from attnscope.core.prompt.tokens import encode
     from attnscope.render.explore import page
 
     loaded = load(args.model, device="cpu", dtype="float32")

@@ -70,7 +70,7 @@ class Request:
         None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
     )
     # Called with (layer, rows, norms or None) on the model's device as each layer is done, in
-    # place of keeping them: a reduction that needs one layer's rows at a time (``core.stats``).
+    # place of keeping them: a reduction that needs one layer's rows at a time (``core.stats.driver``).
     consume: Callable[[int, torch.Tensor, torch.Tensor | None], None] | None = None
     # With ``consume``: hand it log-probabilities (-inf where a share is 0) instead of rows, so a
     # reduction that needs both (entropy) takes no logarithm of its own.

@@ -52,7 +52,7 @@ def ablate_cmd(
 ) -> None:
     """Remove each head's output and report the exact change in log P(target) (or target - foil)."""
     from attnscope.cli.parse import chat_spec, parse_indices, parse_positions
-    from attnscope.core.spec import Selection, Text, one_of
+    from attnscope.core.prompt.spec import Selection, Text, one_of
     from attnscope.errors import AttnscopeError
     from attnscope.results.ablate import Mode
 
@@ -69,9 +69,9 @@ def ablate_cmd(
     spec = chat_spec(chat.chat, chat.system, None)
 
     def prompt_checks(tokenizer: Any) -> None:
-        from attnscope.core.targets import check_mean
-        from attnscope.core.targets import positions as resolve_positions
-        from attnscope.core.tokens import encode_prompt
+        from attnscope.core.prompt.targets import check_mean
+        from attnscope.core.prompt.targets import positions as resolve_positions
+        from attnscope.core.prompt.tokens import encode_prompt
 
         n = len(encode_prompt(tokenizer, text, spec).ids)
         check_mean(how, n, others)
@@ -85,7 +85,7 @@ def ablate_cmd(
         chat=chat,
         tokenizer_checks=[answer.check, prompt_checks],
     )
-    from attnscope.core.ablate import ablate
+    from attnscope.core.causal.ablate import ablate
 
     result = ablate(
         loaded,

@@ -26,7 +26,7 @@ def explain_cmd(
 ) -> None:
     """q·k_j, ÷√d, mask, softmax and Σ w_j v_j for one query and head, compared with what the model computed."""
     from attnscope.cli.parse import chat_spec, parse_one, query_spec
-    from attnscope.core.spec import Selection
+    from attnscope.core.prompt.spec import Selection
 
     text = read_prompt(prompt)
     layer_i, head_i = parse_one(layer, "layer"), parse_one(head, "head")

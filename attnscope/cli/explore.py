@@ -12,7 +12,7 @@ from attnscope.cli.options import Answer, Chat, Model, PromptArg
 from attnscope.cli.terminal import Terminal, warning_line
 
 if TYPE_CHECKING:
-    from attnscope.core.spec import QuerySpec
+    from attnscope.core.prompt.spec import QuerySpec
 
 
 @command

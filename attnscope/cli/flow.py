@@ -41,7 +41,7 @@ def flow_cmd(
     """Trace the routes along which information reaches the prediction (Ferrando & Voita 2024)."""
     from attnscope.cli.parse import chat_spec
     from attnscope.core.flow import check_threshold
-    from attnscope.core.spec import one_of
+    from attnscope.core.prompt.spec import one_of
     from attnscope.errors import AttnscopeError
     from attnscope.results.flow import FlowBy
 
@@ -53,7 +53,7 @@ def flow_cmd(
     spec = chat_spec(chat.chat, chat.system, None)
 
     def pos_fits(tokenizer: Any) -> None:
-        from attnscope.core.tokens import encode_prompt, query_at
+        from attnscope.core.prompt.tokens import encode_prompt, query_at
 
         query_at(encode_prompt(tokenizer, text, spec), pos, "pos")
 

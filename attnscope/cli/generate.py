@@ -44,8 +44,8 @@ def generate_cmd(
     """Generate an answer with the KV cache; show where each new token looked (captured in the same step)."""
     # Everything that needs no weights is checked before torch is imported.
     from attnscope.cli.parse import chat_spec, parse_indices, parse_steps
-    from attnscope.core.precheck import check_settings
-    from attnscope.core.spec import Selection
+    from attnscope.core.prompt.precheck import check_settings
+    from attnscope.core.prompt.spec import Selection
     from attnscope.errors import AttnscopeError
     from attnscope.render.i18n import t
 

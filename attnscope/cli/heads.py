@@ -33,7 +33,7 @@ def heads_cmd(
 ) -> None:
     """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
     from attnscope.cli.parse import chat_spec
-    from attnscope.core.spec import Text, one_of
+    from attnscope.core.prompt.spec import Text, one_of
     from attnscope.errors import AttnscopeError
     from attnscope.results.heads import QueryAgg
     from attnscope.results.weights import Measure

@@ -33,7 +33,7 @@ def read_messages(path: str | None) -> Any:
     """The messages of a --messages file (``list[Message]``), or None without one."""
     if path is None:
         return None
-    from attnscope.core.segments import parse_messages
+    from attnscope.core.prompt.segments import parse_messages
 
     try:
         with open(path, "rb") as fh:

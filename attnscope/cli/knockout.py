@@ -39,7 +39,7 @@ def knockout_cmd(
 ) -> None:
     """Block query -> key attention in windows of layers (all heads or --head) and report the metric's change."""
     from attnscope.cli.parse import chat_spec, parse_indices
-    from attnscope.core.spec import QuerySpec, Selection, Text
+    from attnscope.core.prompt.spec import QuerySpec, Selection, Text
     from attnscope.errors import AttnscopeError
 
     text = read_prompt(prompt)
@@ -56,12 +56,12 @@ def knockout_cmd(
     spec = chat_spec(chat.chat, chat.system, None)
 
     def window_fits(shape: Any) -> None:
-        from attnscope.core.targets import check_window
+        from attnscope.core.prompt.targets import check_window
 
         check_window(window, shape.num_hidden_layers)
 
     def query_fits(tokenizer: Any) -> None:
-        from attnscope.core.tokens import encode_prompt, query_at
+        from attnscope.core.prompt.tokens import encode_prompt, query_at
 
         if isinstance(q, int):
             query_at(encode_prompt(tokenizer, text, spec), q, "query")
@@ -77,7 +77,7 @@ def knockout_cmd(
         shape_checks=[window_fits],
         tokenizer_checks=[answer.check, query_fits],
     )
-    from attnscope.core.knockout import knockout
+    from attnscope.core.causal.knockout import knockout
 
     result = knockout(
         loaded,

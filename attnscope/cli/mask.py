@@ -44,7 +44,7 @@ def mask_cmd(
     if not prompts:
         _illustration_only(model, padding_side, chat)
         from attnscope.core.maskgrid import SIDES, illustration
-        from attnscope.core.spec import one_of
+        from attnscope.core.prompt.spec import one_of
 
         result = illustration(
             size=4 if size is None else size,
@@ -62,7 +62,7 @@ def mask_cmd(
         )
     from attnscope.cli.parse import chat_spec
     from attnscope.core.maskgrid import SIDES, check_max_size
-    from attnscope.core.spec import one_of
+    from attnscope.core.prompt.spec import one_of
 
     side_ = None if padding_side is None else one_of(padding_side, SIDES, "padding_side")
     if sum(p == "-" for p in prompts) > 1:

@@ -28,7 +28,7 @@ def matrix_cmd(
 ) -> None:
     """The whole query x key weight matrix of ONE layer and head, as a shaded heatmap."""
     from attnscope.cli.parse import chat_spec, parse_one, parse_window
-    from attnscope.core.spec import Selection, one_of
+    from attnscope.core.prompt.spec import Selection, one_of
     from attnscope.results.matrix import By
     from attnscope.results.weights import Measure
 

@@ -110,7 +110,7 @@ FoilIdOpt = Annotated[int | None, typer.Option("--foil-id", help="The foil, as a
 BatchOpt = Annotated[int, typer.Option("--batch", help="Interventions run together in one batch.", min=1)]
 
 if TYPE_CHECKING:
-    from attnscope.core.spec import Selection
+    from attnscope.core.prompt.spec import Selection
 
 
 def _terminal() -> Any:
@@ -165,12 +165,12 @@ class Model(Source):
         """The loaded model; progress on a terminal, notices and warnings as stderr lines.
 
         First, before torch is imported, what needs no weights is checked
-        (``core.precheck.precheck``): the model path, the ``selection`` (``core.spec.Selection``)
+        (``core.prompt.precheck.precheck``): the model path, the ``selection`` (``core.prompt.spec.Selection``)
         against the config's counts, and each ``find`` entry (query or key, text, occurrence)
         against the ``prompts``, each of ``shape_checks`` on the config's counts
         (``model.ModelShape``) and each of ``tokenizer_checks`` on the tokenizer, loaded alone.
         """
-        from attnscope.core.precheck import precheck
+        from attnscope.core.prompt.precheck import precheck
 
         precheck(
             self.model,
@@ -227,7 +227,7 @@ class Answer(OptionGroup):
 
     def check(self, tokenizer: Any) -> None:
         """The target (and foil) as single tokens of ``tokenizer``: run before the weights load."""
-        from attnscope.core.targets import resolve_metric
+        from attnscope.core.prompt.targets import resolve_metric
 
         resolve_metric(tokenizer, self.target, self.target_id, self.foil, self.foil_id)
 

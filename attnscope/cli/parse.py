@@ -1,7 +1,7 @@
 """Option strings into the core's typed arguments: ``--layer 0,3,20-23``, ``--window 0:40``, ``--steps 0-4``.
 
 Pure Python, cheap to import (it is on the ``--help`` path). Only the syntax is checked
-here; whether an index fits the model is the core's check (``core.spec``), made once the
+here; whether an index fits the model is the core's check (``core.prompt.spec``), made once the
 model's counts are known. Errors name the flag.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attnscope.core.spec import ChatSpec, IndexRange, Indices, QuerySpec, Text
+from attnscope.core.prompt.spec import ChatSpec, IndexRange, Indices, QuerySpec, Text
 from attnscope.errors import AttnscopeError
 from attnscope.results.segments import Message
 

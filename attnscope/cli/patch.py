@@ -36,7 +36,7 @@ def patch_cmd(
 ) -> None:
     """Patch each head's output (or K/V head, or residual position) from one run into the other."""
     from attnscope.cli.parse import parse_indices, parse_sites
-    from attnscope.core.spec import Selection, one_of
+    from attnscope.core.prompt.spec import Selection, one_of
     from attnscope.results.patch import Direction, Site
 
     how = one_of(direction, get_args(Direction), "direction")
@@ -45,13 +45,13 @@ def patch_cmd(
     selection = Selection(layers=parse_indices(layer, "layer"))
 
     def lengths(tokenizer: Any) -> None:
-        from attnscope.core.targets import check_lengths
-        from attnscope.core.tokens import encode
+        from attnscope.core.prompt.targets import check_lengths
+        from attnscope.core.prompt.tokens import encode
 
         check_lengths(encode(tokenizer, clean).ids, encode(tokenizer, corrupt).ids, align)
 
     loaded = model.load(selection=selection, tokenizer_checks=[answer.check, lengths])
-    from attnscope.core.patch import patch
+    from attnscope.core.causal.patch import patch
 
     site_list: list[Site] = [one_of(s, get_args(Site), "site") for s in sites]
     result = patch(

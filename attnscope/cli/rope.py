@@ -33,7 +33,7 @@ def rope_cmd(
 ) -> None:
     """rope_theta, each pair's speed and wavelength, and score(m, n) = score(m+Δ, n+Δ) on the model's q and k."""
     from attnscope.cli.parse import parse_ints, parse_one
-    from attnscope.core.spec import Selection
+    from attnscope.core.prompt.spec import Selection
 
     text = read_prompt(prompt) if prompt is not None else None
     layer_i, head_i = parse_one(layer, "layer"), parse_one(head, "head")

@@ -3,7 +3,7 @@
 This module checks the options, loads the model (the local engine) or only checks it (Ray
 workers load their own), shows the progress line on a terminal, prints the skipped lines
 and one summary line on stderr, and writes the result, and the long table with ``--table``.
-The work is ``attnscope.core.stats``.
+The work is ``attnscope.core.stats.driver``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def stats_cmd(
     out: ArrayOutput,
 ) -> None:
     """Per-head attention statistics over a corpus of prompts, with bootstrap intervals."""
-    from attnscope.core.spec import one_of
+    from attnscope.core.prompt.spec import one_of
 
     if input_file is None:
         raise AttnscopeError("give --input FILE: one prompt per line, or JSON Lines")
@@ -101,19 +101,19 @@ def stats_cmd(
     n_workers = 1 if engine == "local" else (2 if workers is None else workers)
     if n_workers < 1:
         raise AttnscopeError(f"--workers must be at least 1 (got {n_workers})")
-    from attnscope.core.stats import ModelSpec, scan
+    from attnscope.core.stats.driver import ModelSpec, scan
 
     scan(input_file, input_format)  # a missing or empty file is reported before any model loads
     if engine == "ray":
-        from attnscope.core.precheck import precheck
-        from attnscope.core.stats_ray import check_ray
+        from attnscope.core.prompt.precheck import precheck
+        from attnscope.core.stats.ray_engine import check_ray
 
         check_ray(address, n_workers)
         precheck(model.model, model.revision, progress=model.terminal.progress)
     spec = ModelSpec(
         model=model.model, revision=model.revision, device=model.device, dtype=model.dtype, loader=model.load
     )
-    from attnscope.core.stats import stats
+    from attnscope.core.stats.driver import stats
 
     ctx = out.ctx()
     bar = _Progress(out, ctx.lang)

@@ -34,7 +34,7 @@ from attnscope.cli.options import (
 from attnscope.cli.terminal import warning_line, write_json
 
 if TYPE_CHECKING:
-    from attnscope.core.spec import ChatSpec, QuerySpec, Selection
+    from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection
     from attnscope.errors import AttnscopeError
     from attnscope.render import Ctx
     from attnscope.results.weights import WeightsView
@@ -95,7 +95,7 @@ def weights_cmd(
 ) -> None:
     """Per layer and head, how much the query token mixes in from itself and each earlier token."""
     from attnscope.cli.parse import chat_spec, parse_indices, query_spec
-    from attnscope.core.spec import Selection, one_of
+    from attnscope.core.prompt.spec import Selection, one_of
     from attnscope.results.weights import Agg, By, Measure, WeightsView
 
     if device_map is not None and model.device != "auto":

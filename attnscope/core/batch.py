@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from attnscope.core.common import attention_layers
-from attnscope.core.spec import ChatSpec, QuerySpec, Selection, Text
-from attnscope.core.tokens import Encoded, check_length, encode_prompt, pick_query
+from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
+from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.core.weights import query_rows, weights_result
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded

@@ -1,7 +1,7 @@
 """Helpers several core modules share: the tolerance two computations are held to, padding a batch,
 and handing rows to ``attnscope.results.derive``.
 
-The rule for reading a mask lives in ``capture.masking``, the typed arguments and their index checks in ``core.spec``.
+The rule for reading a mask lives in ``capture.masking``, the typed arguments and their index checks in ``core.prompt.spec``.
 This module does not load models and does not print.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from attnscope.core.tokens import Encoded
+from attnscope.core.prompt.tokens import Encoded
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.results.common import ModelInfo
 from attnscope.results.derive import F32, f32

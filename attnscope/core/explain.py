@@ -27,9 +27,9 @@ import torch
 
 from attnscope.capture import masking
 from attnscope.core.common import attention_layers, tolerance
+from attnscope.core.prompt.spec import ChatSpec, QuerySpec, one
+from attnscope.core.prompt.tokens import check_length, encode_prompt, pick_query
 from attnscope.core.rope import attention_module, cos_sin, project, rotate
-from attnscope.core.spec import ChatSpec, QuerySpec, one
-from attnscope.core.tokens import check_length, encode_prompt, pick_query
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning

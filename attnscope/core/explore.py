@@ -16,8 +16,8 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import every_layer
-from attnscope.core.spec import ChatSpec, QuerySpec, Text
-from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
+from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
+from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.ablate import Metric
@@ -74,7 +74,7 @@ def explore(
     ``limit`` tokens, default LIMIT; beyond that only the ``queries``' rows). The first of
     ``queries`` opens the page (default: the last token); ``key`` is the text the layers x heads
     grid shows first. With a ``target`` (or ``target_id``; a ``foil`` makes the metric a logit
-    difference) the page also holds each head's exact effect on the answer (``core.ablate``).
+    difference) the page also holds each head's exact effect on the answer (``core.causal.ablate``).
     ``render.explore.page`` turns it into the HTML."""
     limit = LIMIT if limit is None else limit
     info = loaded.info
@@ -113,7 +113,7 @@ def explore(
     weights = torch.stack(packed)  # (L, H, sum(p + 1))
     effects, metric = None, None
     if target is not None or target_id is not None:
-        from attnscope.core.ablate import ablate
+        from attnscope.core.causal.ablate import ablate
 
         ablated = ablate(loaded, prompt, target=target, target_id=target_id, foil=foil, foil_id=foil_id, chat=chat)
         effects, metric = ablated.effects, ablated.metric

@@ -28,11 +28,11 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine, memory, norm
-from attnscope.core.causal import Row, Stack, sweeps, unsupported
-from attnscope.core.knockout import cut
-from attnscope.core.spec import ChatSpec
-from attnscope.core.targets import resolve_metric
-from attnscope.core.tokens import check_length, encode_prompt, query_at
+from attnscope.core.causal.knockout import cut
+from attnscope.core.causal.stack import Row, Stack, sweeps, unsupported
+from attnscope.core.prompt.spec import ChatSpec
+from attnscope.core.prompt.targets import resolve_metric
+from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.ablate import Metric

@@ -24,10 +24,10 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import as_array, attention_layers
-from attnscope.core.precheck import check_settings
-from attnscope.core.segments import prompt_segments, segmented
-from attnscope.core.spec import ChatSpec, Selection
-from attnscope.core.tokens import Encoded, encode_prompt, readable
+from attnscope.core.prompt.precheck import check_settings
+from attnscope.core.prompt.segments import prompt_segments, segmented
+from attnscope.core.prompt.spec import ChatSpec, Selection
+from attnscope.core.prompt.tokens import Encoded, encode_prompt, readable
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Token, Word
@@ -166,7 +166,7 @@ def answer_tokens(tokenizer: Any, enc: Encoded, new_ids: Sequence[int]) -> tuple
     """The text, tokens and words of prompt + answer. The prompt's tokens keep their
     records; a token that holds part of a character the answer never finished (the
     answer stopped mid-character) is labelled from its own bytes."""
-    from attnscope.core.tokens import _token_bytes
+    from attnscope.core.prompt.tokens import _token_bytes
 
     ids = list(enc.ids) + list(new_ids)
     pieces = _token_bytes(tokenizer, list(new_ids))

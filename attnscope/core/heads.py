@@ -14,8 +14,8 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import as_array, every_layer
-from attnscope.core.spec import ChatSpec, Text, one_of
-from attnscope.core.tokens import Encoded, as_text, check_length, encode_prompt, find_span
+from attnscope.core.prompt.spec import ChatSpec, Text, one_of
+from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode_prompt, find_span
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import KeySpan, Query, ResultWarning

@@ -27,8 +27,8 @@ import torch
 from attnscope.capture import engine, masking
 from attnscope.core import maskgrid
 from attnscope.core.common import pad_batch, pad_id
-from attnscope.core.spec import ChatSpec, one_of
-from attnscope.core.tokens import Encoded, check_length, encode_prompt
+from attnscope.core.prompt.spec import ChatSpec, one_of
+from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning

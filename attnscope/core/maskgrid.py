@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from attnscope.core.spec import one_of
+from attnscope.core.prompt.spec import one_of
 from attnscope.errors import AttnscopeError
 from attnscope.results.mask import MaskResult, MaskSequence
 

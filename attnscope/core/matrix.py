@@ -19,8 +19,8 @@ import torch
 
 from attnscope.capture import engine, memory
 from attnscope.core.common import as_array, attention_layers
-from attnscope.core.spec import ChatSpec, one, one_of
-from attnscope.core.tokens import Encoded, check_length, encode_prompt
+from attnscope.core.prompt.spec import ChatSpec, one, one_of
+from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.derive import F32, group_cells, shares, total

@@ -24,7 +24,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import every_layer, tolerance
-from attnscope.core.tokens import check_length, encode, readable
+from attnscope.core.prompt.tokens import check_length, encode, readable
 from attnscope.core.trace import vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded

@@ -29,7 +29,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import every_layer
-from attnscope.core.tokens import check_length, encode
+from attnscope.core.prompt.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Token

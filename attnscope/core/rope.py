@@ -27,8 +27,8 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import attention_layers, tolerance
-from attnscope.core.spec import one
-from attnscope.core.tokens import check_length, encode
+from attnscope.core.prompt.spec import one
+from attnscope.core.prompt.tokens import check_length, encode
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.rope import Pair, RelativeCheck, RopeResult, VCheck

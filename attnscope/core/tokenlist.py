@@ -5,9 +5,9 @@ It needs only the tokenizer, so no weights are loaded.
 
 from __future__ import annotations
 
-from attnscope.core.segments import prompt_segments, segmented
-from attnscope.core.spec import ChatSpec
-from attnscope.core.tokens import encode_prompt
+from attnscope.core.prompt.segments import prompt_segments, segmented
+from attnscope.core.prompt.spec import ChatSpec
+from attnscope.core.prompt.tokens import encode_prompt
 from attnscope.model import Progress, load_tokenizer, resolve
 from attnscope.results.tokens import TokensResult
 

@@ -24,8 +24,8 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import tolerance
-from attnscope.core.spec import ChatSpec
-from attnscope.core.tokens import _token_bytes, check_length, encode_prompt, query_at
+from attnscope.core.prompt.spec import ChatSpec
+from attnscope.core.prompt.tokens import _token_bytes, check_length, encode_prompt, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow

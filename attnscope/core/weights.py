@@ -17,9 +17,9 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import as_array, attention_layers, pad_batch, pad_id
-from attnscope.core.segments import prompt_segments
-from attnscope.core.spec import ChatSpec, QuerySpec, Selection, one_of
-from attnscope.core.tokens import Encoded, check_length, encode_prompt, pick_query
+from attnscope.core.prompt.segments import prompt_segments
+from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, one_of
+from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Query, ResultWarning
@@ -131,7 +131,7 @@ def weights(
     """How much the query token mixes in from itself and each earlier token, per layer and head.
 
     ``prompt``: the text, or with ``chat.messages`` the last user turn (None: no such turn);
-    ``query``: see :data:`~attnscope.core.spec.QuerySpec`; ``selection``: layers and heads
+    ``query``: see :data:`~attnscope.core.prompt.spec.QuerySpec`; ``selection``: layers and heads
     (None: all); ``measure``: the raw weight, or each key's share of the size of what it adds.
     """
     view = view or WeightsView()

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from attnscope.core.generate import generate
-from attnscope.core.spec import ChatSpec
-from attnscope.core.tokens import encode
+from attnscope.core.prompt.spec import ChatSpec
+from attnscope.core.prompt.tokens import encode
 
 from support.reference import eager_attentions, hf_generate
 

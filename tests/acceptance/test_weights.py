@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnscope.core.spec import ChatSpec, Selection
+from attnscope.core.prompt.spec import ChatSpec, Selection
 from attnscope.core.weights import weights
 
 from support import SEED, reference
@@ -37,7 +37,7 @@ def test_real_model_seed_and_chat(real_loaded):
 @pytest.mark.slow
 def test_real_model_by_segment_over_a_conversation(real_loaded):
     """Qwen2.5's template inserts its system message; --by segment bars are the rows summed over each segment."""
-    from attnscope.core.segments import parse_messages
+    from attnscope.core.prompt.segments import parse_messages
     from attnscope.results.weights import WeightsView
 
     messages = parse_messages(

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from attnscope.core.ablate import ablate
-from attnscope.core.spec import IndexRange, Selection
+from attnscope.core.causal.ablate import ablate
+from attnscope.core.prompt.spec import IndexRange, Selection
 
 from support.causal import Plain, max_diff
 
@@ -48,8 +48,8 @@ def test_batch_size_does_not_change_effects(loaded: Any) -> None:
 
 def test_prefix_reuse_equals_full_rerun(loaded: Any, plain: Plain) -> None:
     """A sweep joining at layer l from the kept residual gives what running every layer gives."""
-    from attnscope.core.causal import Row, Stack
-    from attnscope.core.targets import resolve_metric
+    from attnscope.core.causal.stack import Row, Stack
+    from attnscope.core.prompt.targets import resolve_metric
 
     ids = loaded.tokenizer(PROMPT)["input_ids"]
     stack = Stack(loaded.model, ids)

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from attnscope.cli.parse import parse_indices
-from attnscope.core.spec import resolve
+from attnscope.core.prompt.spec import resolve
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED, WORDS, one_error, tiny

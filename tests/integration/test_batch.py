@@ -11,7 +11,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core import batch
-from attnscope.core.spec import QuerySpec, Selection, Text
+from attnscope.core.prompt.spec import QuerySpec, Selection, Text
 from attnscope.core.weights import weights
 from attnscope.errors import AttnscopeError, ExitCode
 

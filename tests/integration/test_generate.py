@@ -14,8 +14,8 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.generate import decode, generate
-from attnscope.core.spec import ChatSpec, Selection
-from attnscope.core.tokens import encode
+from attnscope.core.prompt.spec import ChatSpec, Selection
+from attnscope.core.prompt.tokens import encode
 from attnscope.errors import ExitCode
 from attnscope.results import from_json
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from attnscope.core.heads import heads
-from attnscope.core.spec import ChatSpec, Text
+from attnscope.core.prompt.spec import ChatSpec, Text
 from attnscope.render import render, to_text
 from attnscope.results.common import ResultWarning
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from attnscope.core.knockout import knockout, windows_of
-from attnscope.core.patch import patch
-from attnscope.core.spec import Selection
+from attnscope.core.causal.knockout import knockout, windows_of
+from attnscope.core.causal.patch import patch
+from attnscope.core.prompt.spec import Selection
 from attnscope.errors import AttnscopeError
 
 from support.causal import Plain, max_diff

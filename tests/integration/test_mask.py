@@ -10,7 +10,7 @@ import torch
 from attnscope.capture import engine
 from attnscope.core import maskgrid
 from attnscope.core.mask import mask
-from attnscope.core.spec import ChatSpec
+from attnscope.core.prompt.spec import ChatSpec
 from attnscope.errors import AttnscopeError
 from attnscope.render import render, to_text
 from attnscope.results import from_json

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from attnscope.core.precheck import check_query_text
-from attnscope.core.tokens import encode, find_query
+from attnscope.core.prompt.precheck import check_query_text
+from attnscope.core.prompt.tokens import encode, find_query
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import model_shape
 

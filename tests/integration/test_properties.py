@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnscope.capture import engine
-from attnscope.core.tokens import encode
+from attnscope.core.prompt.tokens import encode
 from attnscope.core.weights import query_rows
 from attnscope.model import Loaded
 from attnscope.results.common import ModelInfo

@@ -11,8 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from attnscope.core.segments import parse_messages
-from attnscope.core.tokens import encode
+from attnscope.core.prompt.segments import parse_messages
+from attnscope.core.prompt.tokens import encode
 
 from support.segments import (
     DEFAULT_SYSTEM,

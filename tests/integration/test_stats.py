@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attnscope.core import stats as core_stats
-from attnscope.core.stats_agg import Partial, poisson_weights, statistics
-from attnscope.core.stats_worker import Item, Settings, StatsWorker
-from attnscope.core.tokens import encode
+from attnscope.core.prompt.tokens import encode
+from attnscope.core.stats import driver as core_stats
+from attnscope.core.stats.aggregates import Partial, poisson_weights, statistics
+from attnscope.core.stats.worker import Item, Settings, StatsWorker
 
 from support import one_error, tiny
 from support.statsref import BASE, assert_same_stats, eager, reference
@@ -171,7 +171,7 @@ def test_finished_shards_are_merged_and_let_go_so_memory_does_not_grow_with_the_
     import gc
     import weakref
 
-    from attnscope.core import stats_agg
+    from attnscope.core.stats import aggregates as stats_agg
 
     path = write_corpus(tmp_path / "c.jsonl", PROMPTS * 2)
     alive: list[weakref.ref[Any]] = []

@@ -17,8 +17,8 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
-from attnscope.core import stats as core_stats  # noqa: E402
-from attnscope.core.stats import ModelSpec  # noqa: E402
+from attnscope.core.stats import driver as core_stats  # noqa: E402
+from attnscope.core.stats.driver import ModelSpec  # noqa: E402
 
 from support import raydeath, tiny  # noqa: E402
 from support.statsref import assert_same_stats  # noqa: E402

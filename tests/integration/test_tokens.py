@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnscope.core import tokens
-from attnscope.core.spec import Text
+from attnscope.core.prompt import tokens
+from attnscope.core.prompt.spec import Text
 from attnscope.errors import AttnscopeError
 from attnscope.results.common import ResultWarning
 

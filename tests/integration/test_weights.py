@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import attnscope
-from attnscope.core.spec import Selection, Text
+from attnscope.core.prompt.spec import Selection, Text
 from attnscope.core.weights import weights
 from attnscope.render import render, to_text
 from attnscope.results import from_json

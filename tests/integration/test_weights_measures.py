@@ -10,7 +10,7 @@ import torch
 
 from attnscope import render
 from attnscope.capture import engine
-from attnscope.core.spec import Selection
+from attnscope.core.prompt.spec import Selection
 from attnscope.core.weights import weights
 from attnscope.render.weights import MAX_KEYS
 from attnscope.results.weights import WeightsView

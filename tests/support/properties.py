@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from attnscope.core.tokens import encode
+from attnscope.core.prompt.tokens import encode
 
 ALPHABET = "민수는사과를샀다그것을먹었책읽 abcThe.,?!\n😀é"
 

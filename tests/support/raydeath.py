@@ -25,7 +25,7 @@ def deaths(control: Path) -> int:
 
 
 def install() -> None:
-    from attnscope.core import stats_worker
+    from attnscope.core.stats import worker as stats_worker
 
     original = stats_worker.StatsWorker.shard
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from attnscope.core.tokens import Encoded
+from attnscope.core.prompt.tokens import Encoded
 
 from support import tiny
 

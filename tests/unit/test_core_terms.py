@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attnscope.cli.parse import parse_one
-from attnscope.core.spec import Selection, one_of
+from attnscope.core.prompt.spec import Selection, one_of
 from attnscope.errors import AttnscopeError
 from attnscope.render.common import ranges, span
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from attnscope.core.precheck import check_query_text, check_selection
-from attnscope.core.spec import Selection
+from attnscope.core.prompt.precheck import check_query_text, check_selection
+from attnscope.core.prompt.spec import Selection
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED

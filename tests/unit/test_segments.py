@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from attnscope.core.segments import chat_messages, parse_messages
+from attnscope.core.prompt.segments import chat_messages, parse_messages
 from attnscope.errors import AttnscopeError
 from attnscope.results.segments import Message
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from attnscope.cli.parse import parse_indices, parse_one
-from attnscope.core.spec import IndexRange, Selection, resolve
+from attnscope.core.prompt.spec import IndexRange, Selection, resolve
 from attnscope.errors import AttnscopeError
 
 

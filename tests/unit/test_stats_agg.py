@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnscope.core.stats_agg import Partial, add_prompt, bin_index, edges_of, poisson_weights, statistics
+from attnscope.core.stats.aggregates import Partial, add_prompt, bin_index, edges_of, poisson_weights, statistics
 from attnscope.results.derive import stats_top
 from attnscope.results.stats import Statistic
 

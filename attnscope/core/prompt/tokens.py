@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
-from attnscope.core.spec import ChatSpec, QuerySpec, Text
+from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
 from attnscope.errors import AttnscopeError
 from attnscope.results.common import Query, ResultWarning, Token, WarningCode, Word
 from attnscope.results.segments import ChatTemplate, Message, Segment
@@ -242,7 +242,7 @@ def encode_prompt(tokenizer: Any, prompt: str | None, chat: ChatSpec | None = No
 
 
 def _encode_chat(tokenizer: Any, prompt: str | None, system: str | None, messages: Sequence[Message] | None) -> Encoded:
-    from attnscope.core.segments import chat_messages, label_tokens, render_chat
+    from attnscope.core.prompt.segments import chat_messages, label_tokens, render_chat
 
     rendered = render_chat(tokenizer, chat_messages(prompt, system, messages))
     ids = [int(i) for i in tokenizer(rendered.text, add_special_tokens=False)["input_ids"]]

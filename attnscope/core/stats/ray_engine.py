@@ -1,10 +1,10 @@
 """The Ray engine of ``attnscope stats``: the same worker code on Ray Data actors.
 
-The driver has already read the file and cut it into shards (``core.stats``), so line
+The driver has already read the file and cut it into shards (``core.stats.driver``), so line
 numbers, bad lines and the checkpoint stay the driver's. Each shard becomes one row of a
 Ray Dataset (``ray.data.from_items``); ``map_batches`` runs :class:`ShardActor`, a callable
 class that loads the model once per actor and turns a shard into a
-:class:`~attnscope.core.stats_agg.Partial` with ``StatsWorker.shard``, exactly as the local
+:class:`~attnscope.core.stats.aggregates.Partial` with ``StatsWorker.shard``, exactly as the local
 engine does, with ``concurrency`` actors, one shard per batch, and one GPU per actor when the
 cluster has GPUs. The driver receives each shard's aggregates as bytes as soon as it is done,
 checkpoints it and merges them all at the end.
@@ -26,8 +26,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from attnscope.core.stats_agg import Partial
-from attnscope.core.stats_worker import Item, Settings, StatsWorker
+from attnscope.core.stats.aggregates import Partial
+from attnscope.core.stats.worker import Item, Settings, StatsWorker
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.results.common import ModelInfo
 from attnscope.results.segments import Message

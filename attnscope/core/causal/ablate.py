@@ -4,7 +4,7 @@ is removed, and, with ``approx``, a first-order screen of every head checked exa
 A head is removed at the input of ``o_proj``: its head_dim slice is set to zero (``zero``) or
 to its mean over positions (``mean``: this prompt's positions, or every position of the
 ``mean_over`` prompts), at every query position or at ``positions`` only. Each removal runs
-from the kept residual at the input of the head's own layer (``core.causal.Stack``), many
+from the kept residual at the input of the head's own layer (``core.causal.stack.Stack``), many
 removals per sweep. This module does not load models and does not print.
 """
 
@@ -15,11 +15,11 @@ from typing import get_args
 
 import torch
 
-from attnscope.core.causal import Row, Stack, frozen, hooks, measure, set_head, sweeps
-from attnscope.core.spec import ChatSpec, Indices, Selection, Text, one_of
-from attnscope.core.targets import check_mean, resolve_metric
-from attnscope.core.targets import positions as resolve_positions
-from attnscope.core.tokens import Encoded, as_text, check_length, encode, encode_prompt, find_span
+from attnscope.core.causal.stack import Row, Stack, frozen, hooks, measure, set_head, sweeps
+from attnscope.core.prompt.spec import ChatSpec, Indices, Selection, Text, one_of
+from attnscope.core.prompt.targets import check_mean, resolve_metric
+from attnscope.core.prompt.targets import positions as resolve_positions
+from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode, encode_prompt, find_span
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.ablate import AblateResult, CheckedHead, Metric, Mode

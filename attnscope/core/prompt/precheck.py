@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from attnscope.core.spec import Selection
+from attnscope.core.prompt.spec import Selection
 from attnscope.errors import AttnscopeError
 
 _NAMES = {"query": ("query", "occurrence"), "key": ("key", "key_occurrence")}
@@ -119,7 +119,7 @@ def precheck(
     ]
     if not unsettled and not tokenizer_checks:
         return
-    from attnscope.core.tokens import encode
+    from attnscope.core.prompt.tokens import encode
 
     tokenizer = load_tokenizer(model, revision, progress)
     for check in tokenizer_checks:

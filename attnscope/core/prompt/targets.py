@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from attnscope.core.spec import Indices, resolve
-from attnscope.core.tokens import readable
+from attnscope.core.prompt.spec import Indices, resolve
+from attnscope.core.prompt.tokens import readable
 from attnscope.errors import AttnscopeError
 from attnscope.results.ablate import Metric
 

@@ -1,6 +1,6 @@
 """The ``patch`` computation: activation patching between a clean and a corrupt prompt.
 
-Both prompts run once (``core.causal.Stack``). ``denoise`` patches activations of the clean
+Both prompts run once (``core.causal.stack.Stack``). ``denoise`` patches activations of the clean
 run into the corrupt run (does this piece suffice to bring the answer back?), ``noise``
 patches the corrupt run's into the clean run (is this piece needed?). Sites: a query head's
 output (its slice of o_proj's input), the residual stream at one position at the input of a
@@ -20,10 +20,10 @@ from typing import get_args
 
 import torch
 
-from attnscope.core.causal import Row, Stack, set_head, sweeps
-from attnscope.core.spec import Selection, one_of
-from attnscope.core.targets import check_lengths, resolve_metric
-from attnscope.core.tokens import check_length, encode
+from attnscope.core.causal.stack import Row, Stack, set_head, sweeps
+from attnscope.core.prompt.spec import Selection, one_of
+from attnscope.core.prompt.targets import check_lengths, resolve_metric
+from attnscope.core.prompt.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.ablate import Metric

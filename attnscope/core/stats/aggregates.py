@@ -7,7 +7,7 @@ bins, and the Poisson bootstrap's replicate sums and counts. Every prompt weighs
 ``Poisson(1)`` in each replicate, drawn from ``(seed, line number)``, so a replicate does not
 depend on which worker saw the prompt, in which batch or in which order: merging is adding.
 The per-layer massive-activation records merge by maximum and by sums. Everything here is
-numpy; ``core.stats_reduce`` fills it from a forward, ``core.stats`` merges and finishes it.
+numpy; ``core.stats.reduce`` fills it from a forward, ``core.stats.driver`` merges and finishes it.
 The arrays' sizes depend on the model and the options, never on the number of prompts.
 """
 

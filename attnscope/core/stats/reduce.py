@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attnscope.core.stats_agg import N_BINS, edges_of
+from attnscope.core.stats.aggregates import N_BINS, edges_of
 from attnscope.results.stats import NORM_STATS, SEGMENT_KINDS
 
 

@@ -4,7 +4,7 @@ positions in a window of layers, and measure the metric's change (as in Geva et 
 The edges are removed from the mask the model's own sdpa call receives: each layer of a window
 gets the model's mask with the blocked (query, key) cells forbidden, for every head or for the
 selected heads only. Every window is one row of a sweep, which joins at the window's first
-layer from the kept residual (``core.causal.Stack``). This module does not load models and
+layer from the kept residual (``core.causal.stack.Stack``). This module does not load models and
 does not print.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import torch
 
-from attnscope.core.causal import Row, Stack, sweeps
-from attnscope.core.spec import ChatSpec, QuerySpec, Selection, Text
-from attnscope.core.targets import check_window, resolve_metric
-from attnscope.core.tokens import as_text, check_length, encode_prompt, find_span, pick_query
+from attnscope.core.causal.stack import Row, Stack, sweeps
+from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
+from attnscope.core.prompt.targets import check_window, resolve_metric
+from attnscope.core.prompt.tokens import as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import KeySpan, ResultWarning

@@ -3,7 +3,7 @@
 The corpus is a file with one prompt per line (plain text), or JSON Lines with the prompt in
 a field (``{"prompt": ...}``) or, with ``chat``, a conversation (``{"messages": [...]}``). Its
 lines are cut into shards of ``shard_size`` lines, fixed by line number; every shard becomes
-one :class:`~attnscope.core.stats_agg.Partial` (``core.stats_worker``, the same code on both
+one :class:`~attnscope.core.stats.aggregates.Partial` (``core.stats.worker``, the same code on both
 engines), and the result is the merge of all shards in shard order. A checkpoint folder holds
 a manifest (what the numbers depend on) and one file per finished shard, written atomically,
 so a run that stops keeps what finished and ``resume`` skips it; the merged result is the one
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from attnscope.core.segments import parse_messages
-from attnscope.core.stats_agg import Partial, histograms, massive, statistics
-from attnscope.core.stats_worker import Item, Settings, StatsWorker
+from attnscope.core.prompt.segments import parse_messages
+from attnscope.core.stats.aggregates import Partial, histograms, massive, statistics
+from attnscope.core.stats.worker import Item, Settings, StatsWorker
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import ModelInfo
@@ -302,7 +302,7 @@ def stats(
         batch_size=batch_size,
     )
     if engine == "ray":
-        from attnscope.core.stats_ray import check_ray
+        from attnscope.core.stats.ray_engine import check_ray
 
         check_ray(address, workers)  # before anything is written or loaded
     key = model.key() if isinstance(model, ModelSpec) else os.path.realpath(model.path)
@@ -355,7 +355,7 @@ def stats(
             progress(lines_done, corpus.filled)
 
     if engine == "ray":
-        from attnscope.core.stats_ray import run_ray
+        from attnscope.core.stats.ray_engine import run_ray
 
         assert isinstance(model, ModelSpec)
         t0 = time.perf_counter()  # Ray's start and the workers' model loads are part of its time
@@ -441,7 +441,7 @@ def _check(
     system: str | None,
     chat: bool,
 ) -> None:
-    from attnscope.core.spec import one_of
+    from attnscope.core.prompt.spec import one_of
 
     one_of(pos, ("all", "last"), "pos")
     one_of(measure, ("weight", "norm"), "measure")

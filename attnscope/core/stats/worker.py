@@ -1,11 +1,11 @@
 """The worker of ``attnscope stats``: a loaded model turns one shard of prompts into a :class:`Partial`.
 
 Both engines run this code: the local engine calls :meth:`StatsWorker.shard` in-process, and
-the Ray engine (``core.stats_ray``) wraps the same class in the callable Ray Data gives each
+the Ray engine (``core.stats.ray_engine``) wraps the same class in the callable Ray Data gives each
 actor, so the two cannot drift. A shard's prompts are tokenized (chat template and segments
-from ``core.tokens``), cut to ``max_tokens``, right-padded into batches of ``batch_size`` and
+from ``core.prompt.tokens``), cut to ``max_tokens``, right-padded into batches of ``batch_size`` and
 captured in one forward per batch (``capture.engine`` with every query position of every
-layer); each layer's rows are reduced as soon as they exist (``core.stats_reduce``) and each
+layer); each layer's rows are reduced as soon as they exist (``core.stats.reduce``) and each
 layer's output hidden states give the massive-activation numbers. Prompts are merged into the
 shard's aggregates in line order, so a result does not depend on the batch size beyond
 floating-point rounding. A line that cannot be used (too few tokens, a bad chat) is skipped
@@ -22,10 +22,10 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import every_layer, pad_id
-from attnscope.core.spec import ChatSpec
-from attnscope.core.stats_agg import Partial, add_massive, add_prompt, poisson_weights
-from attnscope.core.stats_reduce import BatchFacts, Peaks, hidden_peaks, layer_values, per_prompt
-from attnscope.core.tokens import encode_prompt
+from attnscope.core.prompt.spec import ChatSpec
+from attnscope.core.prompt.tokens import encode_prompt
+from attnscope.core.stats.aggregates import Partial, add_massive, add_prompt, poisson_weights
+from attnscope.core.stats.reduce import BatchFacts, Peaks, hidden_peaks, layer_values, per_prompt
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.segments import Message

@@ -4,8 +4,9 @@
 ``messages/ko.py`` and fills in its ``{placeholders}`` with ``str.format``. Both
 catalogues must hold the same keys (a test checks it). Keys are namespaced by the view
 that uses them (``weights.title``, ``roles.top``); ``common.*`` is shared. Korean
-particles that depend on the word before them (은/는, 이/가, 을/를, 와/과, 으로/로) come
-from :func:`particle`.
+particles that depend on the word before them (은/는, 이/가, 을/를, 와/과, 으로/로, and the copula
+이다/다) come from :func:`particle`: ``{value:/을}`` in a template, never a fixed particle after a
+placeholder.
 
 This module holds no numbers and computes nothing; it never imports rich.
 """
@@ -102,27 +103,57 @@ _PAIRS = {
     "으로": ("으로", "로"),
     "로": ("으로", "로"),
     "이다": ("이다", "다"),
+    "다": ("이다", "다"),
+    "이라": ("이라", "라"),  # {name:/이라}는 gives --top이라는, --layer라는
+    "이나": ("이나", "나"),
 }
+
+
+def _latin_word_final(word: str) -> tuple[bool, bool]:
+    """(final consonant, ㄹ) of an English word as Korean reads it: json(제이슨) 은, layer(레이어) 는,
+    top(톱) 은, file(파일) 은, mode(모드) 는. An acronym is read letter by letter (GPU, csv)."""
+    lower = word.lower()
+    if word.isupper() or not any(ch in "aeiouy" for ch in lower):
+        return lower[-1] in "lmnr", lower[-1] in "lr"
+    if lower.endswith("ng") or lower[-1] in "mn":
+        return True, False
+    if lower[-1] == "l":
+        return True, True
+    if lower[-1] == "e" and len(lower) > 2 and lower[-2] in "lmn" and lower[-3] in "aeiouy":
+        return True, lower[-2] == "l"  # name(네임), line(라인), file(파일): the e is silent
+    if lower[-1] in "kpt" and len(lower) > 1 and lower[-2] in "aeiou" and (len(lower) < 3 or lower[-3] not in "aeiou"):
+        return True, False  # top(톱), chat(챗), input(인풋); but head(헤드), heat(히트)
+    return False, False  # layer(레이어), query(쿼리), mask(마스크), max(맥스)
 
 
 def _has_final(word: str) -> tuple[bool, bool]:
     """(ends in a final consonant, that consonant is ㄹ) for the last readable character of ``word``."""
-    for ch in reversed(word.strip()):
+    text = word.strip()
+    for i in range(len(text) - 1, -1, -1):
+        ch = text[i]
         code = ord(ch)
         if 0xAC00 <= code <= 0xD7A3:
             final = (code - 0xAC00) % 28
             return final != 0, final == 8
         if ch in _READ_AS_FINAL:
             return _READ_AS_FINAL[ch], ch in "178"
+        if ch == "%":
+            return False, False  # 퍼센트
         if ch.isalpha() and ch.isascii():
-            return ch in _LATIN_FINAL, ch in "lLrR"
+            start = i
+            while start > 0 and text[start - 1].isascii() and text[start - 1].isalpha():
+                start -= 1
+            if start == i:  # a single letter, read by its name: n(엔), k(케이), l(엘)
+                return ch in _LATIN_FINAL, ch in "lLrR"
+            return _latin_word_final(text[start : i + 1])
         if ch.isalnum():
             return False, False
     return False, False
 
 
 def particle(word: str, which: str) -> str:
-    """``word`` followed by the right form of the particle ``which`` (은/는, 이/가, 을/를, 과/와, 으로/로, 이다/다)."""
+    """``word`` followed by the right form of the particle ``which`` (은/는, 이/가, 을/를, 과/와, 으로/로,
+    the copula 이다/다, 이라/라, 이나/나): 0이다 but 2다, json은 but layer는."""
     with_final, without = _PAIRS[which]
     final, rieul = _has_final(word)
     if with_final == "으로":

@@ -315,7 +315,7 @@ def _model(r: MaskResult, lang: Lang) -> list[RenderableType]:
         parts += _sequence(r, b, seq, lang)
     summary = Text(t(lang, "mask.grid_vs_model"))
     summary.append_text(_agreement(r.agrees_with_model, lang))
-    kinds = "; ".join(kind_text(lang, k) for k in r.mask_kinds)
+    kinds = t(lang, "mask.kind_sep").join(kind_text(lang, k) for k in r.mask_kinds)
     summary.append(t(lang, "mask.checked", layers=r.layers_checked, kind=kinds), style="dim")
     parts.append(summary)
     eager = Text(t(lang, "mask.grid_vs_eager"))

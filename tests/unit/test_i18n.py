@@ -68,7 +68,8 @@ def test_placeholders_agree() -> None:
 
 def test_no_empty_message() -> None:
     for lang in LANGS:
-        assert [k for k, v in catalogue(lang).items() if not v.strip()] == []
+        # a separator (``*_sep``) may be a space, never empty
+        assert [k for k, v in catalogue(lang).items() if not v.strip() and not (k.endswith("_sep") and v)] == []
 
 
 def test_lookup_and_errors() -> None:
@@ -91,6 +92,24 @@ def test_lookup_and_errors() -> None:
         ("0~5", "이", "0~5가"),
         ("n", "은", "n은"),
         ("k", "는", "k는"),
+        ("0", "이다", "0이다"),
+        ("2", "이다", "2다"),
+        ("1.9e-06", "다", "1.9e-06이다"),
+        ("0.42", "을", "0.42를"),
+        ("12%", "이", "12%가"),
+        ("manifest.json", "를", "manifest.json을"),
+        ("--layer", "는", "--layer는"),
+        ("--top", "는", "--top은"),
+        ("file", "은", "file은"),
+        ("mode", "은", "mode는"),
+        ("GPU", "을", "GPU를"),
+        ("npz", "은", "npz는"),
+        ("model", "으로", "model로"),
+        ("--name", "이라", "--name이라"),
+        ("--head", "이라", "--head라"),
+        ("log P(' 사')", "이", "log P(' 사')가"),
+        ("레이어 3", "는", "레이어 3은"),
+        ("3, 4", "이나", "3, 4나"),
     ],
 )
 def test_particles(word: str, which: str, expected: str) -> None:
@@ -106,6 +125,53 @@ def test_a_particle_follows_the_value_as_it_is_read() -> None:
         assert t("ko", "test.particle", value=2, n=1.5) == "ID 2로, 1.5를"
     finally:
         del i18n.catalogue("ko")["test.particle"]
+
+
+# A particle or copula written fixed right after a placeholder: its form depends on the value
+# (0이다 but 2다, 0.42를, json은), so it must come from ``{value:/을}``. 이 before 고, 며, 므로, 면,
+# 라, 어, 었 is the copula in a form that reads right after any word (0.5이고, 2이므로); 가지 and
+# 다른 are words of their own.
+FIXED_PARTICLE = re.compile(
+    r"^(?:으로|로|은|는|을|를|와|과|가(?!지)|이다|이라|라(?=[는고서면])|이나|나(?=\s)|이(?![고며므면라어었])|다(?![가-힣]))"
+)
+
+
+def _fixed_particles(template: str) -> list[str]:
+    """Each ``{placeholder}particle`` of ``template``. A placeholder with the helper's particle
+    (``{name:/이라}는``) is followed by the rest of that particle, not by a fixed one."""
+    parts = list(string.Formatter().parse(template))
+    return [
+        "{" + field + "}" + after[:3]
+        for (_, field, spec, _), (after, _, _, _) in zip(parts, parts[1:] + [("", None, None, None)], strict=True)
+        if field is not None and "/" not in (spec or "") and FIXED_PARTICLE.match(after)
+    ]
+
+
+def test_no_fixed_particle_after_a_placeholder() -> None:
+    found = {key: hits for key, text in catalogue("ko").items() if (hits := _fixed_particles(text))}
+    assert found == {}
+
+
+@pytest.mark.parametrize(
+    ("template", "hits"),
+    [
+        ("시드는 {seed}다.", ["{seed}다."]),
+        ("많게는 {top}을 가져간다", ["{top}을 가"]),
+        ("{path}를 읽을 수 없다", ["{path}를 읽"]),
+        ("레이어 {layers}는 선형", ["{layers}는 선"]),
+        ("{metric}이 줄어든 양", ["{metric}이 줄"]),
+        ("{name}라는 옵션", ["{name}라는 "]),
+        ("차이는 {diff}이다.", ["{diff}이다."]),
+        ("√d = {root}로 나눈다", ["{root}로 나"]),
+        ("시드는 {seed:/이다}.", []),
+        ("{name:/이라}는 옵션", []),
+        ("{n}개, {n}번째, {x}의 {y}에서 {k}가지", []),
+        ("d = {d}이므로, 차이는 {kp}이고", []),
+        ('{{"prompt": "..."}} 같은 객체', []),
+    ],
+)
+def test_the_particle_scan_finds_what_it_should(template: str, hits: list[str]) -> None:
+    assert _fixed_particles(template) == hits
 
 
 def test_the_korean_catalogue_uses_no_banned_term() -> None:

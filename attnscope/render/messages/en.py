@@ -114,6 +114,7 @@ MESSAGES: dict[str, str] = {
     "mask.chat": "  (chat template)",
     "mask.grid_vs_model": "grid vs the model's own mask: ",
     "mask.checked": "  ({layers} layer(s) checked; the attention received {kind})",
+    "mask.kind_sep": "; ",
     "mask.kind.none": "no mask (sdpa is_causal: pure causal)",
     "mask.kind.bool": "a bool mask of shape {shape}",
     "mask.kind.additive": "an additive {dtype} mask of shape {shape}",

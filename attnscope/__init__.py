@@ -32,8 +32,8 @@ _LAZY = {
     "AttnscopeError": ("attnscope.errors", "AttnscopeError"),
     # the analyses
     "weights": ("attnscope.core.weights", "weights"),
-    "read_entries": ("attnscope.core.batch", "read_entries"),
-    "run_batch": ("attnscope.core.batch", "run_batch"),
+    "read_entries": ("attnscope.core.weights.batch", "read_entries"),
+    "run_batch": ("attnscope.core.weights.batch", "run_batch"),
     "heads": ("attnscope.core.heads", "heads"),
     "matrix": ("attnscope.core.matrix", "matrix"),
     "mask": ("attnscope.core.mask", "mask"),
@@ -52,7 +52,7 @@ _LAZY = {
     "ablate": ("attnscope.core.causal.ablate", "ablate"),
     "knockout": ("attnscope.core.causal.knockout", "knockout"),
     "patch": ("attnscope.core.causal.patch", "patch"),
-    "flow": ("attnscope.core.flow", "flow"),
+    "flow": ("attnscope.core.causal.flow", "flow"),
     # their typed arguments
     "Selection": ("attnscope.core.prompt.spec", "Selection"),
     "IndexRange": ("attnscope.core.prompt.spec", "IndexRange"),
@@ -65,13 +65,12 @@ _LAZY = {
 
 if TYPE_CHECKING:  # the same names for type checkers and editors, which do not run __getattr__
     from attnscope.capture.engine import load
-    from attnscope.core.batch import read_entries, run_batch
     from attnscope.core.causal.ablate import ablate
+    from attnscope.core.causal.flow import flow
     from attnscope.core.causal.knockout import knockout
     from attnscope.core.causal.patch import patch
     from attnscope.core.explain import explain
     from attnscope.core.explore import explore
-    from attnscope.core.flow import flow
     from attnscope.core.generate import generate
     from attnscope.core.heads import heads
     from attnscope.core.info import info
@@ -86,6 +85,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors, which do not 
     from attnscope.core.tokenlist import tokens
     from attnscope.core.trace import trace
     from attnscope.core.weights import weights
+    from attnscope.core.weights.batch import read_entries, run_batch
     from attnscope.errors import AttnscopeError
     from attnscope.results import from_json
     from attnscope.results.arrays import load_arrays, write_arrays

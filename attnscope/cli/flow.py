@@ -40,7 +40,7 @@ def flow_cmd(
 ) -> None:
     """Trace the routes along which information reaches the prediction (Ferrando & Voita 2024)."""
     from attnscope.cli.parse import chat_spec
-    from attnscope.core.flow import check_threshold
+    from attnscope.core.causal.flow import check_threshold
     from attnscope.core.prompt.spec import one_of
     from attnscope.errors import AttnscopeError
     from attnscope.results.flow import FlowBy
@@ -58,7 +58,7 @@ def flow_cmd(
         query_at(encode_prompt(tokenizer, text, spec), pos, "pos")
 
     loaded = model.load(prompts=[text], chat=chat, tokenizer_checks=[pos_fits])
-    from attnscope.core.flow import flow
+    from attnscope.core.causal.flow import flow
 
     result = flow(
         loaded,

@@ -2,7 +2,7 @@
 
 With ``--input FILE`` it is batch mode: one prompt per line (or JSON Lines), the model
 loaded once, one JSON line (or one view) per prompt in input order, written as soon as
-its batch is done. Parsing and running the batch live in ``attnscope.core.batch``; this
+its batch is done. Parsing and running the batch live in ``attnscope.core.weights.batch``; this
 module only opens the file, prints, counts and decides when to stop.
 """
 
@@ -213,7 +213,7 @@ def _batch(
 ) -> None:
     """Run every line of ``path``; print each outcome as it comes; stop or go on at a bad line."""
     from attnscope import render
-    from attnscope.core.batch import read_entries, run_batch
+    from attnscope.core.weights.batch import read_entries, run_batch
     from attnscope.errors import AttnscopeError, ExitCode
 
     if fmt not in ("auto", "lines", "jsonl"):

@@ -24,8 +24,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import every_layer, tolerance
-from attnscope.core.prompt.tokens import check_length, encode, readable
-from attnscope.core.trace import vocab_label
+from attnscope.core.prompt.tokens import check_length, encode, readable, vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning

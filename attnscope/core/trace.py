@@ -25,19 +25,10 @@ import torch
 from attnscope.capture import engine
 from attnscope.core.common import tolerance
 from attnscope.core.prompt.spec import ChatSpec
-from attnscope.core.prompt.tokens import _token_bytes, check_length, encode_prompt, query_at
+from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at, vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
-
-
-def vocab_label(tokenizer: Any, token_id: int) -> str:
-    """A vocabulary entry as text; bytes that are only part of a character are shown as \\xNN."""
-    raw = _token_bytes(tokenizer, [token_id])
-    if raw is None:
-        return str(tokenizer.decode([token_id]))
-    text = raw[0].decode("utf-8", errors="backslashreplace")
-    return text.replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
 
 
 def final_norm(model: torch.nn.Module) -> torch.nn.Module:

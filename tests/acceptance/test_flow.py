@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from attnscope.core.flow import flow
+from attnscope.core.causal.flow import flow
 
 from support.flow import reference, value, walk
 

@@ -10,9 +10,8 @@ import pytest
 import torch
 
 from attnscope.capture import engine
-from attnscope.core import batch
 from attnscope.core.prompt.spec import QuerySpec, Selection, Text
-from attnscope.core.weights import weights
+from attnscope.core.weights import batch, weights
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED

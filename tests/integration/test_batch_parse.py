@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from attnscope.core import batch
+from attnscope.core.weights import batch
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from attnscope.core.flow import flow
+from attnscope.core.causal.flow import flow
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED, families, one_error

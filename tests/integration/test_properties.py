@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from attnscope.capture import engine
 from attnscope.core.prompt.tokens import encode
-from attnscope.core.weights import query_rows
+from attnscope.core.weights.single import query_rows
 from attnscope.model import Loaded
 from attnscope.results.common import ModelInfo
 

@@ -10,9 +10,7 @@ does not print.
 
 from __future__ import annotations
 
-import torch
-
-from attnscope.core.causal.stack import Row, Stack, sweeps
+from attnscope.core.causal.stack import Row, Stack, cut, sweeps
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
 from attnscope.core.prompt.targets import check_window, resolve_metric
 from attnscope.core.prompt.tokens import as_text, check_length, encode_prompt, find_span, pick_query
@@ -27,18 +25,6 @@ def windows_of(n_layers: int, window: int) -> list[list[int]]:
     """For each layer l, the window of ``window`` layers centred on it, cut at the model's ends."""
     before, after = (window - 1) // 2, window // 2
     return [list(range(max(0, lay - before), min(n_layers, lay + after + 1))) for lay in range(n_layers)]
-
-
-def cut(stack: Stack, queries: list[int], keys: list[int], heads: list[int]) -> torch.Tensor:
-    """(1|H, T, T) bool: True at the query -> key cells of ``heads`` (one plane when every head is cut)."""
-    t = stack.length
-    every = len(heads) == stack.n_heads
-    out = torch.zeros(1 if every else stack.n_heads, t, t, dtype=torch.bool, device=stack.device)
-    cells = torch.zeros(t, t, dtype=torch.bool, device=stack.device)
-    cells[torch.tensor(queries)[:, None], torch.tensor(keys)[None, :]] = True
-    for h in [0] if every else heads:
-        out[h] = cells
-    return out
 
 
 def knockout(

@@ -316,3 +316,15 @@ def set_head(head: int, values: torch.Tensor, positions: Sequence[int] | None = 
             view[where, head] = values[where].to(view.dtype)
 
     return edit
+
+
+def cut(stack: Stack, queries: list[int], keys: list[int], heads: list[int]) -> torch.Tensor:
+    """(1|H, T, T) bool: True at the query -> key cells of ``heads`` (one plane when every head is cut)."""
+    t = stack.length
+    every = len(heads) == stack.n_heads
+    out = torch.zeros(1 if every else stack.n_heads, t, t, dtype=torch.bool, device=stack.device)
+    cells = torch.zeros(t, t, dtype=torch.bool, device=stack.device)
+    cells[torch.tensor(queries)[:, None], torch.tensor(keys)[None, :]] = True
+    for h in [0] if every else heads:
+        out[h] = cells
+    return out

@@ -55,6 +55,15 @@ def _special_ids(tokenizer: Any) -> set[int]:
     return ids
 
 
+def vocab_label(tokenizer: Any, token_id: int) -> str:
+    """A vocabulary entry as text; bytes that are only part of a character are shown as \\xNN."""
+    raw = _token_bytes(tokenizer, [token_id])
+    if raw is None:
+        return str(tokenizer.decode([token_id]))
+    text = raw[0].decode("utf-8", errors="backslashreplace")
+    return text.replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
+
+
 def _token_bytes(tokenizer: Any, ids: list[int]) -> list[bytes] | None:
     """Each token's raw bytes, or None if this tokenizer is not byte-level BPE."""
     table = _byte_decoder()

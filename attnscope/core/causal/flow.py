@@ -28,8 +28,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import engine, memory, norm
-from attnscope.core.causal.knockout import cut
-from attnscope.core.causal.stack import Row, Stack, sweeps, unsupported
+from attnscope.core.causal.stack import Row, Stack, cut, sweeps, unsupported
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.targets import resolve_metric
 from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at

@@ -5,7 +5,7 @@ and its optional ``query``/``pos``/``occurrence``) or :class:`BadLine` (the line
 number and the error), lazily, so input can stream from a pipe. The file is either
 plain text, one prompt per line, or JSON Lines with an object per line; blank lines
 are skipped. ``run_batch`` encodes each item, groups up to ``batch_size`` of them
-into one padded forward (``core.weights.query_rows`` cuts each row back to its own
+into one padded forward (``core.weights.single.query_rows`` cuts each row back to its own
 tokens, so a result does not depend on its neighbours) and yields one
 :class:`Outcome` per line in input order. Before it yields a bad line it first runs
 and yields every good line read before it, so a caller that stops at the first error
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from attnscope.core.common import attention_layers
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
 from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt, pick_query
-from attnscope.core.weights import query_rows, weights_result
+from attnscope.core.weights.single import query_rows, weights_result
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import Query, ResultWarning

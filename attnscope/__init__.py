@@ -47,6 +47,7 @@ _LAZY = {
     "roles": ("attnscope.core.roles", "roles"),
     "stats": ("attnscope.core.stats.driver", "stats"),
     "ModelSpec": ("attnscope.core.stats.driver", "ModelSpec"),
+    "StatsConfig": ("attnscope.core.stats.options", "StatsConfig"),
     "generate": ("attnscope.core.generate", "generate"),
     "explore": ("attnscope.core.explore", "explore"),
     "ablate": ("attnscope.core.causal.ablate", "ablate"),
@@ -82,6 +83,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors, which do not 
     from attnscope.core.roles import roles
     from attnscope.core.rope import rope
     from attnscope.core.stats.driver import ModelSpec, stats
+    from attnscope.core.stats.options import StatsConfig
     from attnscope.core.tokenlist import tokens
     from attnscope.core.trace import trace
     from attnscope.core.weights import weights

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.options import ArrayOutput, Chat, MeasureOpt, Model, Output
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
+
+if TYPE_CHECKING:
+    from attnscope.core.prompt.spec import ChatSpec
+    from attnscope.core.stats.options import StatsConfig
+    from attnscope.results.stats import StatsResult
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 SHOWN_SKIPPED = 10  # skipped lines named one by one on stderr; the JSON names all
@@ -83,71 +88,42 @@ def stats_cmd(
     out: ArrayOutput,
 ) -> None:
     """Per-head attention statistics over a corpus of prompts, with bootstrap intervals."""
+    from attnscope.cli.parse import chat_spec
     from attnscope.core.prompt.spec import one_of
+    from attnscope.core.stats.options import DEFAULT_RETRIES, StatsConfig
 
     if input_file is None:
         raise AttnscopeError("give --input FILE: one prompt per line, or JSON Lines")
-    one_of(engine, ("local", "ray"), "engine")
-    if engine == "local" and (workers is not None or address is not None or retries is not None):
+    ray = one_of(engine, ("local", "ray"), "engine") == "ray"
+    if not ray and (workers is not None or address is not None or retries is not None):
         raise AttnscopeError("--workers, --address and --retries are for --engine ray")
-    if retries is not None and retries < 0:
-        raise AttnscopeError(f"--retries must be 0 or more (got {retries})")
     if table is not None:
         _check_table(table)
-    if resume and checkpoint is None:
-        raise AttnscopeError("--resume needs --checkpoint DIR")
-    if chat.system is not None and not chat.chat:
-        raise AttnscopeError("--system needs --chat")
-    n_workers = 1 if engine == "local" else (2 if workers is None else workers)
-    if n_workers < 1:
-        raise AttnscopeError(f"--workers must be at least 1 (got {n_workers})")
-    from attnscope.core.stats.driver import ModelSpec, scan
-
-    scan(input_file, input_format)  # a missing or empty file is reported before any model loads
-    if engine == "ray":
-        from attnscope.core.prompt.precheck import precheck
-        from attnscope.core.stats.ray_engine import check_ray
-
-        check_ray(address, n_workers)
-        precheck(model.model, model.revision, progress=model.terminal.progress)
-    spec = ModelSpec(
-        model=model.model, revision=model.revision, device=model.device, dtype=model.dtype, loader=model.load
+    spec = chat_spec(chat.chat, chat.system, None)
+    options = StatsConfig(
+        field=field,
+        max_tokens=max_tokens,
+        pos=one_of(pos, ("all", "last"), "pos"),
+        measure=one_of(measure, ("weight", "norm"), "measure"),
+        bootstrap=bootstrap,
+        seed=seed,
+        shard_size=shard_size,
+        batch_size=batch_size,
+        engine="ray" if ray else "local",
+        workers=1 if not ray else (2 if workers is None else workers),
+        address=address,
+        retries=DEFAULT_RETRIES if retries is None else retries,
+        checkpoint=checkpoint,
+        resume=resume,
+        strict=strict,
+        input_format=one_of(input_format, ("auto", "lines", "jsonl"), "input_format"),
     )
-    from attnscope.core.stats.driver import stats
-
-    ctx = out.ctx()
-    bar = _Progress(out, ctx.lang)
-    try:
-        result = stats(
-            spec,
-            input_file,
-            field=field,
-            pos=one_of(pos, ("all", "last"), "pos"),
-            chat=chat.chat,
-            system=chat.system,
-            measure=one_of(measure, ("weight", "norm"), "measure"),
-            max_tokens=max_tokens,
-            bootstrap=bootstrap,
-            seed=seed,
-            shard_size=shard_size,
-            batch_size=batch_size,
-            engine=engine,  # type: ignore[arg-type]
-            workers=n_workers,
-            address=address,
-            retries=3 if retries is None else retries,
-            checkpoint=checkpoint,
-            resume=resume,
-            strict=strict,
-            input_format=input_format,
-            progress=bar,
-        )
-    except KeyboardInterrupt:
-        _interrupted(out, ctx.lang, checkpoint)
-        raise typer.Exit(INTERRUPTED) from None
+    result = _run(model, options, spec, input_file, out)
     if table is not None:
         write_table(table, result.table_rows())
     from attnscope.render.i18n import error_text, t
 
+    ctx = out.ctx()
     for skipped in result.corpus.skipped[:SHOWN_SKIPPED]:  # the reason is recorded in English, shown in ctx.lang
         reason = error_text(ctx.lang, skipped.reason)
         out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=reason))
@@ -170,6 +146,30 @@ def stats_cmd(
             rate=rate,
         )
     )
+
+
+def _run(model: Model, options: StatsConfig, chat: ChatSpec | None, input_file: str, out: Output) -> StatsResult:
+    """Check the options, the file (and, for Ray, the cluster and the model) before anything loads, then run
+    with the progress line; Ctrl-C says what the checkpoint kept."""
+    from attnscope.core.stats.driver import ModelSpec, scan, stats
+
+    options.check(chat)  # --retries, --workers, --resume need no file and no model
+    scan(input_file, options.input_format)  # a missing or empty file is reported before any model loads
+    if options.engine == "ray":
+        from attnscope.core.prompt.precheck import precheck
+        from attnscope.core.stats.ray_engine import check_ray
+
+        check_ray(options.address, options.workers)
+        precheck(model.model, model.revision, progress=model.terminal.progress)
+    spec = ModelSpec(
+        model=model.model, revision=model.revision, device=model.device, dtype=model.dtype, loader=model.load
+    )
+    lang = out.ctx().lang
+    try:
+        return stats(spec, input_file, options, chat=chat, progress=_Progress(out, lang))
+    except KeyboardInterrupt:
+        _interrupted(out, lang, options.checkpoint)
+        raise typer.Exit(INTERRUPTED) from None
 
 
 def _interrupted(out: Output, lang: Any, checkpoint: str | None) -> None:
@@ -239,29 +239,25 @@ def _check_table(path: str) -> None:
 
 
 def write_table(path: str, rows: list[dict[str, object]]) -> None:
-    """The long table as CSV or Parquet, written atomically (a temporary file, then a rename)."""
-    import tempfile
+    """The long table as CSV or Parquet, written atomically (``results.files.write_atomic``)."""
+    from attnscope.results.files import write_atomic
 
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".table.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    try:
-        if path.lower().endswith(".parquet"):
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+    if path.lower().endswith(".parquet"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-            pq.write_table(pa.Table.from_pylist(rows), tmp)
-        else:
-            import csv
+        write_atomic(path, lambda fh: pq.write_table(pa.Table.from_pylist(rows), fh))
+        return
 
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["layer"])
-                writer.writeheader()
-                writer.writerows(rows)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise AttnscopeError(f"cannot write {path}: {exc.strerror}", ExitCode.USAGE) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    def write_csv(fh: IO[bytes]) -> None:
+        import csv
+        import io
+
+        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        writer = csv.DictWriter(text, fieldnames=list(rows[0]) if rows else ["layer"])
+        writer.writeheader()
+        writer.writerows(rows)
+        text.flush()
+        text.detach()  # the file stays open for write_atomic to flush and rename
+
+    write_atomic(path, write_csv)

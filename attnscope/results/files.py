@@ -2,8 +2,10 @@
 
 ``check_output`` refuses a path whose folder is missing or not writable, or that is a folder,
 before a model loads; ``write_atomic`` writes through a temporary file in the same folder and a
-rename, so a reader sees the old file or the whole new one, and a failure leaves nothing behind.
-``attnscope.render`` writes its SVG and HTML files with them, ``results.arrays`` its arrays files.
+rename (after an fsync), so a reader sees the old file or the whole new one, and a failure or a
+crash leaves nothing half-written. It is the one atomic write: ``attnscope.render`` writes its SVG
+and HTML files with it, ``results.arrays`` its arrays files, ``stats`` its checkpoint files and
+its long table.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def check_output(path: str | os.PathLike[str]) -> None:
 
 
 def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
-    """``write(file)`` into a temporary file beside ``path``, then renamed onto it (mode 644):
+    """``write(file)`` into a temporary file beside ``path``, flushed to disk, then renamed onto it (mode 644):
     either the whole file is there afterwards, or nothing (one error line otherwise)."""
     target = Path(path)
     folder = target.parent
@@ -44,6 +46,8 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())  # on disk before the rename makes it the file: a crash leaves the old one
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except OSError as exc:

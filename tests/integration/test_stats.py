@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.tokens import encode
 from attnscope.core.stats import driver as core_stats
 from attnscope.core.stats.aggregates import Partial, poisson_weights, statistics
-from attnscope.core.stats.worker import Item, Settings, StatsWorker
+from attnscope.core.stats.options import StatsConfig
+from attnscope.core.stats.worker import Item, StatsWorker
 
 from support import one_error, tiny
 from support.statsref import BASE, assert_same_stats, eager, reference
@@ -49,7 +51,7 @@ def rel(a: Any, b: Any) -> float:
 
 @pytest.mark.parametrize("pos", ["all", "last"])
 def test_every_statistic_matches_the_eager_reference(loaded: Any, corpus: Path, pos: str) -> None:
-    res = core_stats.stats(loaded, str(corpus), pos=pos, shard_size=3)
+    res = core_stats.stats(loaded, str(corpus), StatsConfig(pos=pos, shard_size=3))
     ids = [encode(loaded.tokenizer, p).ids for p in PROMPTS]
     ref = reference(loaded.model, ids, pos)
     for name in BASE:
@@ -64,7 +66,7 @@ def test_every_statistic_matches_the_eager_reference(loaded: Any, corpus: Path, 
 
 def test_the_interval_is_a_poisson_bootstrap_over_prompts(loaded: Any, corpus: Path) -> None:
     """Recomputed by hand: each prompt's sum and count, weighted by its Poisson(1) draws."""
-    res = core_stats.stats(loaded, str(corpus), bootstrap=50, seed=7)
+    res = core_stats.stats(loaded, str(corpus), StatsConfig(bootstrap=50, seed=7))
     lines = np.arange(1, len(PROMPTS) + 1)
     weights = poisson_weights(7, lines, 50)  # (prompts, B)
     sums, counts = [], []
@@ -97,12 +99,12 @@ def test_massive_activations_match_the_layer_outputs(loaded: Any, corpus: Path) 
 
 
 def test_batch_size_shard_size_and_merge_order_do_not_change_the_result(loaded: Any, corpus: Path) -> None:
-    one = core_stats.stats(loaded, str(corpus), shard_size=32, batch_size=1)
+    one = core_stats.stats(loaded, str(corpus), StatsConfig(shard_size=32, batch_size=1))
     for shard_size, batch_size in ((1, 1), (3, 2), (32, 5)):
-        other = core_stats.stats(loaded, str(corpus), shard_size=shard_size, batch_size=batch_size)
+        other = core_stats.stats(loaded, str(corpus), StatsConfig(shard_size=shard_size, batch_size=batch_size))
         assert_same_stats(one, other)
     # shards merged in any order (as workers finish) give the same aggregates
-    worker = StatsWorker(loaded, Settings())
+    worker = StatsWorker(loaded, StatsConfig())
     items = [Item(line=i, prompt=p) for i, p in enumerate(PROMPTS, start=1)]
     parts = [worker.shard(items[k : k + 2]) for k in range(0, len(items), 2)]
     forward, backward = worker.empty(), worker.empty()
@@ -110,7 +112,7 @@ def test_batch_size_shard_size_and_merge_order_do_not_change_the_result(loaded: 
         forward.merge(p)
     for p in reversed(parts):
         backward.merge(p)
-    names = Settings().names
+    names = StatsConfig().names(None)
     a, b = statistics(forward, names), statistics(backward, names)
     for name in names:
         assert rel(a[name].mean, b[name].mean) < 1e-12 and rel(a[name].ci_high, b[name].ci_high) < 1e-12
@@ -125,7 +127,7 @@ def test_chat_segments_and_the_norm_sink(loaded: Any, tmp_path: Path) -> None:
     ]
     path = tmp_path / "chat.jsonl"
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-    res = core_stats.stats(loaded, str(path), chat=True, measure="norm")
+    res = core_stats.stats(loaded, str(path), StatsConfig(measure="norm"), chat=ChatSpec())
     shares = sum(np.array(res.stats[f"segment.{k}"].mean, float) for k in ("template", "system", "user", "assistant"))
     np.testing.assert_allclose(shares, 1.0, atol=1e-5)  # every key belongs to one kind
     assert np.array(res.stats["segment.system"].mean, float).min() > 0
@@ -186,15 +188,17 @@ def test_finished_shards_are_merged_and_let_go_so_memory_does_not_grow_with_the_
         original(self, other)
 
     monkeypatch.setattr(stats_agg.Partial, "merge", merge)
-    whole = core_stats.stats(loaded, str(path), shard_size=1)
+    whole = core_stats.stats(loaded, str(path), StatsConfig(shard_size=1))
     assert len(alive) == len(PROMPTS) * 2 and most <= 2
     folder = tmp_path / "ck"
-    core_stats.stats(loaded, str(write_corpus(tmp_path / "c.jsonl", PROMPTS * 2)), shard_size=1, checkpoint=str(folder))
+    core_stats.stats(
+        loaded, str(write_corpus(tmp_path / "c.jsonl", PROMPTS * 2)), StatsConfig(shard_size=1, checkpoint=str(folder))
+    )
     for extra in sorted(folder.glob("shard-*.npz"))[1::2]:  # every other shard to be run again
         extra.unlink()
     alive.clear()
     most = 0
-    again = core_stats.stats(loaded, str(path), shard_size=1, checkpoint=str(folder), resume=True)
+    again = core_stats.stats(loaded, str(path), StatsConfig(shard_size=1, checkpoint=str(folder), resume=True))
     assert len(alive) == len(PROMPTS) * 2 and most <= 2
     assert_same_stats(whole, again)
 
@@ -374,7 +378,7 @@ def test_an_unreachable_address_fails_within_seconds(cli: Any, model_dir: Path, 
 
 
 def test_max_tokens_cuts_and_counts(loaded: Any, corpus: Path) -> None:
-    res = core_stats.stats(loaded, str(corpus), max_tokens=5)
+    res = core_stats.stats(loaded, str(corpus), StatsConfig(max_tokens=5))
     longer = sum(1 for p in PROMPTS if len(encode(loaded.tokenizer, p).ids) > 5)
     assert res.corpus.truncated == longer > 0
     assert res.corpus.positions == sum(min(len(encode(loaded.tokenizer, p).ids), 5) - 1 for p in PROMPTS)

@@ -17,6 +17,7 @@ pytest.importorskip("ray.data")
 
 from attnscope.core.stats import driver as core_stats  # noqa: E402
 from attnscope.core.stats.driver import ModelSpec  # noqa: E402
+from attnscope.core.stats.options import StatsConfig  # noqa: E402
 
 from support import tiny  # noqa: E402
 from support.statsref import assert_same_stats  # noqa: E402
@@ -43,16 +44,18 @@ def _corpus(tmp_path: Path) -> Path:
 
 def test_ray_with_two_workers_equals_local(cluster: Any, model_dir: Path, loaded: Any, tmp_path: Path) -> None:
     path = _corpus(tmp_path)
-    local = core_stats.stats(loaded, str(path), shard_size=3, chat=False)
+    local = core_stats.stats(loaded, str(path), StatsConfig(shard_size=3))
     spec = ModelSpec(model=str(model_dir), device="cpu", dtype="float32")
     folder = tmp_path / "ck"
-    remote = core_stats.stats(spec, str(path), shard_size=3, engine="ray", workers=2, checkpoint=str(folder))
+    remote = core_stats.stats(
+        spec, str(path), StatsConfig(shard_size=3, engine="ray", workers=2, checkpoint=str(folder))
+    )
     assert remote.corpus == local.corpus
     assert remote.options.engine == "ray" and remote.options.workers == 2
     assert_same_stats(local, remote)
     assert len(list(folder.glob("shard-*.npz"))) == 6  # every shard's aggregates came back and were kept
     # resumed on the local engine from the Ray run's checkpoint: nothing left to run, the same result
-    again = core_stats.stats(loaded, str(path), shard_size=3, checkpoint=str(folder), resume=True)
+    again = core_stats.stats(loaded, str(path), StatsConfig(shard_size=3, checkpoint=str(folder), resume=True))
     assert again.stats["induction"].mean == remote.stats["induction"].mean
 
 

@@ -19,6 +19,7 @@ pytest.importorskip("ray.data")
 
 from attnscope.core.stats import driver as core_stats  # noqa: E402
 from attnscope.core.stats.driver import ModelSpec  # noqa: E402
+from attnscope.core.stats.options import StatsConfig  # noqa: E402
 
 from support import raydeath, tiny  # noqa: E402
 from support.statsref import assert_same_stats  # noqa: E402
@@ -70,10 +71,10 @@ def test_a_worker_that_dies_is_restarted_and_its_shard_counted_once(
     control: Path, model_dir: Path, loaded: Any, tmp_path: Path
 ) -> None:
     path = _corpus(tmp_path)
-    local = core_stats.stats(loaded, str(path), shard_size=3)
+    local = core_stats.stats(loaded, str(path), StatsConfig(shard_size=3))
     _rule(control, times=1)
     spec = ModelSpec(model=str(model_dir), device="cpu", dtype="float32")
-    remote = core_stats.stats(spec, str(path), shard_size=3, engine="ray", workers=2, retries=2)
+    remote = core_stats.stats(spec, str(path), StatsConfig(shard_size=3, engine="ray", workers=2, retries=2))
     assert raydeath.deaths(control) == 1  # the hook did kill a worker, once
     _same(local, remote)
 
@@ -95,5 +96,5 @@ def test_a_worker_that_keeps_dying_fails_the_run_and_the_checkpoint_keeps_the_re
     assert "shard-000002.npz" not in {p.name for p in kept}  # the shard that kills its worker never finished
     # the rest resumes on the local engine and matches an uninterrupted run
     _rule(control, times=0)
-    again = core_stats.stats(loaded, str(path), shard_size=3, checkpoint=str(folder), resume=True)
-    _same(core_stats.stats(loaded, str(path), shard_size=3), again)
+    again = core_stats.stats(loaded, str(path), StatsConfig(shard_size=3, checkpoint=str(folder), resume=True))
+    _same(core_stats.stats(loaded, str(path), StatsConfig(shard_size=3)), again)

@@ -17,26 +17,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from attnscope.core.prompt.segments import parse_messages
+from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.stats.aggregates import Partial, histograms, massive, statistics
-from attnscope.core.stats.worker import Item, Settings, StatsWorker
+from attnscope.core.stats.options import InputFormat, StatsConfig
+from attnscope.core.stats.worker import Item, StatsWorker
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import ModelInfo
-from attnscope.results.stats import Corpus, Engine, Pos, SkippedLine, StatsOptions, StatsResult
+from attnscope.results.files import write_atomic
+from attnscope.results.stats import Corpus, SkippedLine, StatsResult
 
 CHECKPOINT_SCHEMA = "attnscope.stats-checkpoint/1"
 MANIFEST = "manifest.json"
-DEFAULT_SHARD_SIZE = 32
-DEFAULT_BOOTSTRAP = 200
-DEFAULT_RETRIES = 3  # --engine ray: restarts of a worker that died, and retries of its shard
 
 Progress = Callable[[int, int], None]  # (lines done, lines in the file that hold something)
 
@@ -83,7 +82,7 @@ class Scan:
     jsonl: bool
 
 
-def scan(path: str, input_format: str = "auto") -> Scan:
+def scan(path: str, input_format: InputFormat = "auto") -> Scan:
     """Read the file once (streamed): its hash and line counts; refuse a missing or empty file."""
     if path == "-":
         raise AttnscopeError("--input -: stats reads a file (its hash goes into the result and the checkpoint)")
@@ -231,17 +230,7 @@ class Checkpoint:
         self._write(f"shard-{shard:06d}.npz", part.to_bytes())
 
     def _write(self, name: str, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, self.folder / name)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self.folder / name, lambda fh: fh.write(data))
 
 
 _WHAT = {
@@ -263,117 +252,104 @@ _WHAT = {
 def stats(
     model: Loaded | ModelSpec,
     path: str,
+    options: StatsConfig | None = None,
     *,
-    field: str = "prompt",
-    pos: Pos = "all",
-    chat: bool = False,
-    system: str | None = None,
-    measure: Literal["weight", "norm"] = "weight",
-    max_tokens: int | None = None,
-    bootstrap: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
-    shard_size: int = DEFAULT_SHARD_SIZE,
-    batch_size: int = 1,
-    engine: Engine = "local",
-    workers: int = 1,
-    address: str | None = None,
-    retries: int = DEFAULT_RETRIES,
-    checkpoint: str | None = None,
-    resume: bool = False,
-    strict: bool = False,
-    input_format: str = "auto",
+    chat: ChatSpec | None = None,
     progress: Progress | None = None,
 ) -> StatsResult:
-    """Everything ``attnscope stats`` computes, from a model (loaded, or how to load it) and a file."""
-    _check(
-        pos, measure, max_tokens, bootstrap, shard_size, batch_size, engine, workers, resume, checkpoint, system, chat
-    )
-    if engine == "ray" and isinstance(model, Loaded):
+    """Everything ``attnscope stats`` computes, from a model (loaded, or how to load it) and a file.
+
+    ``options`` (a :class:`StatsConfig`; its defaults when None) says what the numbers depend on
+    and how the run goes; ``chat`` wraps each prompt in the chat template, as in every analysis
+    (with it, a line may also hold a conversation, ``{"messages": [...]}``)."""
+    opts = StatsConfig() if options is None else options
+    opts.check(chat)
+    if opts.engine == "ray" and isinstance(model, Loaded):
         model = ModelSpec(model=model.path, device=model.info.device, dtype=model.info.dtype)
-    corpus = scan(path, input_format)
-    settings = Settings(
-        pos=pos,
-        chat=chat,
-        system=system,
-        norm=measure == "norm",
-        max_tokens=max_tokens,
-        bootstrap=bootstrap,
-        seed=seed,
-        batch_size=batch_size,
-    )
-    if engine == "ray":
+    corpus = scan(path, opts.input_format)
+    if opts.engine == "ray":
         from attnscope.core.stats.ray_engine import check_ray
 
-        check_ray(address, workers)  # before anything is written or loaded
+        check_ray(opts.address, opts.workers)  # before anything is written or loaded
     key = model.key() if isinstance(model, ModelSpec) else os.path.realpath(model.path)
-    fingerprint: dict[str, Any] = {
-        "model": key,
-        "corpus_sha256": corpus.sha256,
-        "jsonl": corpus.jsonl,
-        "field": field,
-        "max_tokens": max_tokens,
-        "pos": pos,
-        "chat": chat,
-        "system": system,
-        "measure": measure,
-        "shard_size": shard_size,
-        "bootstrap": bootstrap,
-        "seed": seed,
-    }
-    store = Checkpoint(checkpoint, fingerprint, resume) if checkpoint is not None else None
-    on_disk = store.finished() if store is not None else set()
-    bad: list[tuple[int, str]] = []
-    order: list[int] = []  # every shard, in the order they are merged
-    todo: list[tuple[int, list[Item]]] = []  # the shards to run, with their items (Ray's dataset needs them)
-    lines_done = 0
-    for shard, items, shard_bad in shards(path, shard_size, corpus.jsonl, field, chat):
-        if strict and shard_bad:
-            line, reason = shard_bad[0]
-            raise AttnscopeError(f"--input {path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
-        bad += shard_bad
-        order.append(shard)
-        if shard in on_disk:
-            lines_done += len(items) + len(shard_bad)
-            continue
-        todo.append((shard, items if engine == "ray" else []))  # the local engine reads its items again below
-    if progress is not None:
-        progress(lines_done, corpus.filled)
-    merged = _InOrder(order, on_disk, store)
-    ran = 0
-
-    def finish(shard: int, part: Partial) -> None:
-        nonlocal lines_done, ran
-        if strict and part.skipped:
-            line, reason = part.skipped[0]
-            raise AttnscopeError(f"--input {path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
-        if store is not None:
-            store.save(shard, part)
-        merged.add(shard, part)
-        ran += part.prompts
-        lines_done += part.prompts + len(part.skipped) + sum(1 for b in bad if (b[0] - 1) // shard_size == shard)
-        if progress is not None:
-            progress(lines_done, corpus.filled)
-
-    if engine == "ray":
+    fingerprint = opts.fingerprint(chat, model=key, corpus_sha256=corpus.sha256, jsonl=corpus.jsonl)
+    store = Checkpoint(opts.checkpoint, fingerprint, opts.resume) if opts.checkpoint is not None else None
+    run = _Run(opts, chat, corpus, store, progress)
+    if opts.engine == "ray":
         from attnscope.core.stats.ray_engine import run_ray
 
         assert isinstance(model, ModelSpec)
         t0 = time.perf_counter()  # Ray's start and the workers' model loads are part of its time
-        info = run_ray(model, settings, todo, workers, address, finish, retries=retries)
+        info = run_ray(model, opts, chat, run.todo, opts.workers, opts.address, run.finish, retries=opts.retries)
     else:
         loaded = model.load() if isinstance(model, ModelSpec) else model
         info = loaded.info
-        worker = StatsWorker(loaded, settings)
-        wanted = {shard for shard, _ in todo}
+        worker = StatsWorker(loaded, opts, chat)
+        wanted = {shard for shard, _ in run.todo}
         t0 = time.perf_counter()
-        for shard, items, _ in shards(path, shard_size, corpus.jsonl, field, chat):  # one shard's prompts at a time
+        for shard, items, _ in run.shards():  # one shard's prompts at a time
             if shard in wanted:
-                finish(shard, worker.shard(items))
+                run.finish(shard, worker.shard(items))
     elapsed = time.perf_counter() - t0
     if info is None:  # every shard was already in the checkpoint (Ray started no worker)
         info = _info_of(model)
-    total = merged.result()
-    return _result(info, corpus, settings, total, bad, field, measure, shard_size, engine, workers, elapsed, ran)
+    return _result(info, corpus, opts, chat, run.merged.result(), run.bad, elapsed, run.ran)
+
+
+class _Run:
+    """One run's shards: the plan (which to run, which the checkpoint holds, the bad lines), and
+    :meth:`finish`, which each finished shard goes through (saved, merged, counted, reported)."""
+
+    def __init__(
+        self,
+        opts: StatsConfig,
+        chat: ChatSpec | None,
+        corpus: Scan,
+        store: Checkpoint | None,
+        progress: Progress | None,
+    ) -> None:
+        self.opts, self.chat, self.corpus, self.store, self.progress = opts, chat, corpus, store, progress
+        on_disk = store.finished() if store is not None else set()
+        self.bad: list[tuple[int, str]] = []
+        order: list[int] = []  # every shard, in the order they are merged
+        self.todo: list[tuple[int, list[Item]]] = []  # the shards to run, with their items (Ray's dataset needs them)
+        self.lines_done = 0
+        self.ran = 0
+        for shard, items, shard_bad in self.shards():
+            if shard_bad:
+                self._strict(shard_bad)
+            self.bad += shard_bad
+            order.append(shard)
+            if shard in on_disk:
+                self.lines_done += len(items) + len(shard_bad)
+                continue
+            self.todo.append((shard, items if opts.engine == "ray" else []))  # the local engine reads them again
+        self._report()
+        self.merged = _InOrder(order, on_disk, store)
+
+    def shards(self) -> Iterator[tuple[int, list[Item], list[tuple[int, str]]]]:
+        o = self.opts
+        return shards(self.corpus.path, o.shard_size, self.corpus.jsonl, o.field, self.chat is not None)
+
+    def finish(self, shard: int, part: Partial) -> None:
+        if part.skipped:
+            self._strict(part.skipped)
+        if self.store is not None:
+            self.store.save(shard, part)
+        self.merged.add(shard, part)
+        self.ran += part.prompts
+        size = self.opts.shard_size
+        self.lines_done += part.prompts + len(part.skipped) + sum(1 for b in self.bad if (b[0] - 1) // size == shard)
+        self._report()
+
+    def _strict(self, bad: list[tuple[int, str]]) -> None:
+        if self.opts.strict:
+            line, reason = bad[0]
+            raise AttnscopeError(f"--input {self.corpus.path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.lines_done, self.corpus.filled)
 
 
 class _InOrder:
@@ -427,57 +403,18 @@ def _info_of(model: Loaded | ModelSpec) -> ModelInfo:
     return model.load().info
 
 
-def _check(
-    pos: str,
-    measure: str,
-    max_tokens: int | None,
-    bootstrap: int,
-    shard_size: int,
-    batch_size: int,
-    engine: str,
-    workers: int,
-    resume: bool,
-    checkpoint: str | None,
-    system: str | None,
-    chat: bool,
-) -> None:
-    from attnscope.core.prompt.spec import one_of
-
-    one_of(pos, ("all", "last"), "pos")
-    one_of(measure, ("weight", "norm"), "measure")
-    one_of(engine, ("local", "ray"), "engine")
-    for name, value, least in (
-        ("max_tokens", max_tokens, 2),
-        ("bootstrap", bootstrap, 10),
-        ("shard_size", shard_size, 1),
-        ("batch_size", batch_size, 1),
-        ("workers", workers, 1),
-    ):
-        if value is not None and value < least:
-            raise AttnscopeError(f"{name} must be at least {least} (got {value})", option=name)
-    if resume and checkpoint is None:
-        raise AttnscopeError("resume needs a checkpoint folder", cli="--resume needs --checkpoint DIR")
-    if system is not None and not chat:
-        raise AttnscopeError("a system message needs chat=True", cli="--system needs --chat")
-
-
 def _result(
     info: ModelInfo,
     corpus: Scan,
-    settings: Settings,
+    opts: StatsConfig,
+    chat: ChatSpec | None,
     merged: Partial | None,
     bad: list[tuple[int, str]],
-    field: str,
-    measure: Literal["weight", "norm"],
-    shard_size: int,
-    engine: Engine,
-    workers: int,
     elapsed: float,
     ran: int,
 ) -> StatsResult:
-    total = merged or Partial.empty(
-        len(settings.names), info.num_hidden_layers, info.num_attention_heads, settings.bootstrap, 1
-    )
+    names = opts.names(chat)
+    total = merged or Partial.empty(len(names), info.num_hidden_layers, info.num_attention_heads, opts.bootstrap, 1)
     skipped = sorted(bad + total.skipped)
     if total.prompts == 0:
         first = f"; line {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
@@ -486,8 +423,6 @@ def _result(
         )
     if len(set(total.lines.tolist())) != total.prompts:  # pragma: no cover - a bug, not an input
         raise AssertionError("a prompt was counted twice")
-    names = settings.names
-    stats_out = statistics(total, names)
     return StatsResult(
         model=info,
         corpus=Corpus(
@@ -500,21 +435,8 @@ def _result(
             tokens=int(total.tokens[0]),
             positions=int(total.count[0]),
         ),
-        options=StatsOptions(
-            field=field,
-            max_tokens=settings.max_tokens,
-            pos=settings.pos,
-            chat=settings.chat,
-            system=settings.system,
-            measure=measure,
-            bootstrap=settings.bootstrap,
-            seed=settings.seed,
-            shard_size=shard_size,
-            engine=engine,
-            workers=workers,
-            batch_size=settings.batch_size,
-        ),
-        stats=stats_out,
+        options=opts.record(chat),
+        stats=statistics(total, names),
         histograms=histograms(total, names),
         massive=massive(total),
         elapsed=elapsed,
@@ -522,4 +444,4 @@ def _result(
     )
 
 
-__all__ = ["ModelSpec", "stats"]
+__all__ = ["ModelSpec", "StatsConfig", "stats"]

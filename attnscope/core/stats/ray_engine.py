@@ -26,8 +26,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.stats.aggregates import Partial
-from attnscope.core.stats.worker import Item, Settings, StatsWorker
+from attnscope.core.stats.options import StatsConfig
+from attnscope.core.stats.worker import Item, StatsWorker
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.results.common import ModelInfo
 from attnscope.results.segments import Message
@@ -107,7 +109,7 @@ def items_from_json(text: str) -> list[Item]:
 class ShardActor:
     """What Ray Data runs on each actor: the model loaded once, then one shard per call."""
 
-    def __init__(self, model: dict[str, Any], settings: dict[str, Any], threads: int | None) -> None:
+    def __init__(self, model: dict[str, Any], options: StatsConfig, chat: ChatSpec | None, threads: int | None) -> None:
         import torch
 
         from attnscope.capture.engine import load
@@ -115,7 +117,7 @@ class ShardActor:
         if threads:
             torch.set_num_threads(threads)
         loaded = load(model["model"], revision=model["revision"], device=model["device"], dtype=model["dtype"])
-        self.worker = StatsWorker(loaded, Settings(**settings))
+        self.worker = StatsWorker(loaded, options, chat)
         info = loaded.info
         self.info = json.dumps({k: getattr(info, k) for k in info.__dataclass_fields__})
 
@@ -131,7 +133,8 @@ class ShardActor:
 
 def run_ray(
     model: Any,
-    settings: Settings,
+    options: StatsConfig,
+    chat: ChatSpec | None,
     todo: list[tuple[int, list[Item]]],
     workers: int,
     address: str | None,
@@ -151,7 +154,7 @@ def run_ray(
     if not todo:
         return None
     with _ray_output_aside():
-        return _run(ray, model, settings, todo, workers, address, finish, retries)
+        return _run(ray, model, options, chat, todo, workers, address, finish, retries)
 
 
 @contextlib.contextmanager
@@ -197,7 +200,8 @@ def _ray_output_aside() -> Iterator[None]:
 def _run(
     ray: Any,
     model: Any,
-    settings: Settings,
+    options: StatsConfig,
+    chat: ChatSpec | None,
     todo: list[tuple[int, list[Item]]],
     workers: int,
     address: str | None,
@@ -244,7 +248,8 @@ def _run(
                     "device": model.device,
                     "dtype": model.dtype,
                 },
-                "settings": {f: getattr(settings, f) for f in settings.__dataclass_fields__},
+                "options": options,
+                "chat": chat,
                 "threads": threads,
             },
             batch_size=1,

@@ -25,11 +25,12 @@ from attnscope.core.common import every_layer, pad_id
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.tokens import encode_prompt
 from attnscope.core.stats.aggregates import Partial, add_massive, add_prompt, poisson_weights
+from attnscope.core.stats.options import StatsConfig
 from attnscope.core.stats.reduce import BatchFacts, Peaks, hidden_peaks, layer_values, per_prompt
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.segments import Message
-from attnscope.results.stats import SEGMENT_KINDS, Pos, stat_names
+from attnscope.results.stats import SEGMENT_KINDS
 
 
 @dataclass(frozen=True)
@@ -42,24 +43,6 @@ class Item:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """The options the numbers depend on (and the batch size, which they must not)."""
-
-    pos: Pos = "all"
-    chat: bool = False
-    system: str | None = None
-    norm: bool = False
-    max_tokens: int | None = None
-    bootstrap: int = 200
-    seed: int = 0
-    batch_size: int = 1
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return stat_names(self.chat, self.norm)
-
-
-@dataclass(frozen=True)
 class _Ready:
     line: int
     ids: list[int]
@@ -67,11 +50,13 @@ class _Ready:
 
 
 class StatsWorker:
-    """A loaded model and the settings; :meth:`shard` is the whole job of one shard."""
+    """A loaded model, the options and the chat; :meth:`shard` is the whole job of one shard."""
 
-    def __init__(self, loaded: Loaded, settings: Settings) -> None:
+    def __init__(self, loaded: Loaded, options: StatsConfig, chat: ChatSpec | None = None) -> None:
         self.loaded = loaded
-        self.settings = settings
+        self.options = options
+        self.chat = chat
+        self.names = options.names(chat)
         info = loaded.info
         self.layers = every_layer(info, "stats")
         self.hidden = int(loaded.model.config.hidden_size)
@@ -81,10 +66,10 @@ class StatsWorker:
     def empty(self) -> Partial:
         info = self.loaded.info
         return Partial.empty(
-            len(self.settings.names),
+            len(self.names),
             info.num_hidden_layers,
             info.num_attention_heads,
-            self.settings.bootstrap,
+            self.options.bootstrap,
             self.hidden,
         )
 
@@ -101,14 +86,14 @@ class StatsWorker:
             part.truncated += int(cut)
             part.tokens += len(got.ids)
             ready.append(got)
-        size = self.settings.batch_size
+        size = self.options.batch_size
         for start in range(0, len(ready), size):
             self._run(part, ready[start : start + size])
         return part
 
     def _prepare(self, item: Item) -> tuple[_Ready, bool]:
-        s = self.settings
-        chat = ChatSpec(system=s.system, messages=item.messages) if s.chat else None
+        s = self.options
+        chat = None if self.chat is None else ChatSpec(system=self.chat.system, messages=item.messages)
         enc = encode_prompt(self.loaded.tokenizer, item.prompt, chat)
         ids = enc.ids
         cut = s.max_tokens is not None and len(ids) > s.max_tokens
@@ -122,20 +107,20 @@ class StatsWorker:
         if len(ids) < 2:
             raise AttnscopeError("fewer than 2 tokens, so no query position from 1")
         kinds = None
-        if s.chat:
+        if self.chat is not None:
             kind_of = {i: SEGMENT_KINDS.index(seg.kind) for seg in enc.segments for i in seg.tokens}
             kinds = [kind_of.get(i, 0) for i in range(len(ids))]
         return _Ready(line=item.line, ids=ids, kinds=kinds), cut
 
     def _run(self, part: Partial, group: list[_Ready]) -> None:
         """One padded forward for ``group``; merge each prompt in order."""
-        s = self.settings
-        names = s.names
+        s = self.options
+        names = self.names
         lengths = [len(r.ids) for r in group]
         width = max(lengths)
         ids = torch.full((len(group), width), self.pad, dtype=torch.long)
         mask = torch.zeros((len(group), width), dtype=torch.long)
-        kinds = torch.zeros((len(group), width, len(SEGMENT_KINDS))) if s.chat else None
+        kinds = torch.zeros((len(group), width, len(SEGMENT_KINDS))) if self.chat is not None else None
         for b, r in enumerate(group):
             ids[b, : lengths[b]] = torch.tensor(r.ids)
             mask[b, : lengths[b]] = 1
@@ -168,7 +153,7 @@ class StatsWorker:
         request = engine.Request(
             positions=torch.arange(width)[None, :].expand(len(group), width),
             layers=frozenset(self.layers),
-            norms=frozenset(self.layers) if s.norm else frozenset(),
+            norms=frozenset(self.layers) if s.measure == "norm" else frozenset(),
             stop=False,
             consume=consume,
             log_rows=True,

@@ -100,3 +100,50 @@ def test_negative_pos(tokenizer):
 def test_empty_prompt(tokenizer):
     with pytest.raises(AttnscopeError, match="empty"):
         tokens.encode(tokenizer, "  \n ")
+
+
+def _with_bos(fast):
+    """The tokenizer's own copy that prepends a ``<bos>`` special token, as Gemma's and Llama's do."""
+    import copy
+
+    from tokenizers import processors
+
+    tok = copy.deepcopy(fast)
+    tok.add_special_tokens({"bos_token": "<bos>"})
+    bos = tok.convert_tokens_to_ids("<bos>")
+    tok._tokenizer.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", bos)])
+    return tok, bos
+
+
+def _metaspace_tokenizer():
+    """A SentencePiece-style tokenizer (pieces with ▁, not byte-level), prepending <bos>."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    from support.tiny import CORPUS
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<pad>", "<bos>", "<unk>"], show_progress=False)
+    tok.train_from_iterator(CORPUS * 3, trainer=trainer)
+    bos = tok.token_to_id("<bos>")
+    tok.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", bos)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", pad_token="<pad>", unk_token="<unk>"), bos
+
+
+@pytest.mark.parametrize("kind", ["byte-level", "metaspace"])
+def test_a_prepended_bos_is_its_own_special_token_and_word(tokenizer, kind):
+    tok, bos = _with_bos(tokenizer) if kind == "byte-level" else _metaspace_tokenizer()
+    enc = tokens.encode(tok, SEED)
+    assert enc.ids[0] == bos and len(enc.tokens) == len(enc.ids)
+    first = enc.tokens[0]
+    assert (first.special, first.label, first.start, first.end, first.word) == (True, "<bos>", 0, 0, 0)
+    assert enc.words[0].text == "<bos>" and enc.words[0].tokens == [0]
+    assert not any(t.special for t in enc.tokens[1:])
+    # the prompt's own words follow, as the text splits them
+    assert [w.text for w in enc.words[1:]] == SEED.split()
+    assert merged_text(enc) == SEED
+    if kind == "byte-level":  # the same tokens as without the BOS, one place later
+        plain = tokens.encode(tokenizer, SEED)
+        assert [(t.label, t.start, t.end) for t in enc.tokens[1:]] == [(t.label, t.start, t.end) for t in plain.tokens]

@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any, Literal
 
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
-from attnscope.errors import AttnscopeError
+from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.results.common import Query, ResultWarning, Token, WarningCode, Word
 from attnscope.results.segments import ChatTemplate, Message, Segment
 
@@ -147,8 +147,12 @@ def _display(parts: list[str], piece: str | None) -> str:
     return stripped if stripped else "␣" * max(1, len(shown))
 
 
-def _words(text: str, spans: list[tuple[int, int]], special: list[bool]) -> tuple[list[int], list[Word]]:
-    """Word index per token: whitespace-separated spans, each special token its own word."""
+def _words(
+    text: str, spans: list[tuple[int, int]], special: list[bool], names: dict[int, str] | None = None
+) -> tuple[list[int], list[Word]]:
+    """Word index per token: whitespace-separated spans, each special token its own word.
+    ``names``: the text of a special token that holds none of the prompt (a BOS the tokenizer
+    prepends), by token index; its word is shown by that name."""
     word_of: list[int] = []
     word_id = -1
     prev_end_ws = True  # start of text counts as after whitespace
@@ -174,6 +178,8 @@ def _words(text: str, spans: list[tuple[int, int]], special: list[bool]) -> tupl
         start = spans[members[0]][0]
         end = spans[members[-1]][1]
         body = text[start:end].strip()
+        if not body and names and all(i in names for i in members):
+            body = "".join(names[i] for i in members)
         words.append(Word(index=w, text=body or _display(list(text[start:end]), None), tokens=members))
     return word_of, words
 
@@ -183,18 +189,26 @@ def readable(
 ) -> tuple[list[Token], list[Word]]:
     """Tokens with readable labels, character offsets and word indices."""
     specials = _special_ids(tokenizer)
+    is_special = [tid in specials for tid in ids]
     pieces = _token_bytes(tokenizer, ids)
     spans = _spans_from_bytes(text, pieces) if pieces is not None else None
+    if spans is None and pieces is not None and any(is_special):
+        # A special token the tokenizer adds on its own (Gemma's and Llama's BOS) is not in the text.
+        spans = _spans_from_bytes(text, [b"" if sp else p for p, sp in zip(pieces, is_special, strict=True)])
     if spans is None:
         # Not byte-level, or a normalizer changed the text: fall back to the tokenizer's offsets.
         if offsets is None:
-            offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+            offsets = _offsets(tokenizer, text, len(ids))
         spans = [(s, e, None, list(text[s:e])) for s, e in offsets]
-    is_special = [tid in specials for tid in ids]
-    word_of, words = _words(text, [(s, e) for s, e, _, _ in spans], is_special)
+    names = {
+        i: str(tokenizer.convert_ids_to_tokens(int(ids[i])))
+        for i, (start, end, _, _) in enumerate(spans)
+        if is_special[i] and start == end
+    }
+    word_of, words = _words(text, [(s, e) for s, e, _, _ in spans], is_special, names)
     tokens = []
     for i, ((start, end, piece, parts), tid) in enumerate(zip(spans, ids, strict=True)):
-        label = text[start:end] if is_special[i] else _display(parts, piece)
+        label = names.get(i, text[start:end]) if is_special[i] else _display(parts, piece)
         tokens.append(
             Token(
                 index=i,
@@ -209,6 +223,19 @@ def readable(
             )
         )
     return tokens, words
+
+
+def _offsets(tokenizer: Any, text: str, count: int) -> list[tuple[int, int]]:
+    """The tokenizer's character offsets of ``text``, one per token of the ``count`` it gave: with
+    or without the special tokens it adds on its own (a BOS), whichever has that many."""
+    for add in (False, True):
+        offsets = tokenizer(text, add_special_tokens=add, return_offsets_mapping=True)["offset_mapping"]
+        if len(offsets) == count:
+            return [(int(s), int(e)) for s, e in offsets]
+    raise AttnscopeError(
+        f"the tokenizer's character offsets do not line up with its {count} tokens, so they cannot be shown",
+        ExitCode.MODEL,
+    )
 
 
 def check_prompt(prompt: str) -> None:

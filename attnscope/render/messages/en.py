@@ -486,6 +486,7 @@ MESSAGES: dict[str, str] = {
     "errors.msg.stdin_empty": "the prompt read from stdin is empty",
     "errors.msg.stdin_utf8": "stdin is not valid UTF-8 (byte {n})",
     "errors.msg.no_tokens": "the prompt gives no tokens",
+    "errors.msg.offsets_misaligned": "the tokenizer's character offsets do not line up with its {count} tokens, so they cannot be shown",
     "errors.msg.give_prompt": "give a PROMPT (or - for stdin), or --messages FILE",
     "errors.msg.one_stdin": "only one prompt can be - (stdin)",
     "errors.msg.too_long": "the prompt has {n} tokens, more than this model's max_position_embeddings ({limit})",

@@ -476,6 +476,7 @@ MESSAGES: dict[str, str] = {
     "errors.msg.stdin_empty": "표준 입력에서 읽은 프롬프트가 비어 있다.",
     "errors.msg.stdin_utf8": "표준 입력이 올바른 UTF-8이 아니다(바이트 {n}).",
     "errors.msg.no_tokens": "프롬프트에서 토큰이 하나도 나오지 않는다.",
+    "errors.msg.offsets_misaligned": "토크나이저가 준 글자 위치가 토큰 {count}개와 맞지 않아 토큰을 보여 줄 수 없다.",
     "errors.msg.give_prompt": "PROMPT(표준 입력은 -)나 --messages FILE을 준다.",
     "errors.msg.one_stdin": "프롬프트 중 하나만 -(표준 입력)로 줄 수 있다.",
     "errors.msg.too_long": "프롬프트가 토큰 {n}개로, 이 모델의 max_position_embeddings({limit})보다 길다.",

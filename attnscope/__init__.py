@@ -11,7 +11,7 @@ The Python API loads a model once and inspects many prompts::
     result.to_json()
 
 Every analysis the CLI runs is a function here, with typed arguments (``Selection``,
-``Text``, ``ChatSpec``; a query is a text, a position or None for the last token);
+``Text``, ``ChatSpec``, ``Answer``, ``StatsConfig``; a query is a text, a position or None for the last token);
 docs/python-api.md shows each. Heavy modules (torch, transformers) load only when one
 of these names is first used, so ``import attnscope`` and ``attnscope --help`` stay fast.
 """
@@ -60,6 +60,8 @@ _LAZY = {
     "Text": ("attnscope.core.prompt.spec", "Text"),
     "QuerySpec": ("attnscope.core.prompt.spec", "QuerySpec"),
     "ChatSpec": ("attnscope.core.prompt.spec", "ChatSpec"),
+    "Prompts": ("attnscope.core.prompt.spec", "Prompts"),
+    "Answer": ("attnscope.core.prompt.targets", "Answer"),
     "Message": ("attnscope.results.segments", "Message"),
     "WeightsView": ("attnscope.results.weights", "WeightsView"),
 }
@@ -78,7 +80,8 @@ if TYPE_CHECKING:  # the same names for type checkers and editors, which do not 
     from attnscope.core.mask import mask
     from attnscope.core.maskgrid import illustration as mask_illustration
     from attnscope.core.matrix import matrix
-    from attnscope.core.prompt.spec import ChatSpec, IndexRange, QuerySpec, Selection, Text
+    from attnscope.core.prompt.spec import ChatSpec, IndexRange, Prompts, QuerySpec, Selection, Text
+    from attnscope.core.prompt.targets import Answer
     from attnscope.core.reuse import reuse
     from attnscope.core.roles import roles
     from attnscope.core.rope import rope

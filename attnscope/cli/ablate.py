@@ -52,7 +52,7 @@ def ablate_cmd(
 ) -> None:
     """Remove each head's output and report the exact change in log P(target) (or target - foil)."""
     from attnscope.cli.parse import chat_spec, parse_indices, parse_positions
-    from attnscope.core.prompt.spec import Selection, Text, one_of
+    from attnscope.core.prompt.spec import Prompts, Selection, Text, one_of
     from attnscope.errors import AttnscopeError
     from attnscope.results.ablate import Mode
 
@@ -90,19 +90,15 @@ def ablate_cmd(
     result = ablate(
         loaded,
         text,
-        target=answer.target,
-        target_id=answer.target_id,
-        foil=answer.foil,
-        foil_id=answer.foil_id,
+        answer=answer.answer(),
         selection=selection,
         mode=how,
         positions=positions,
         key=None if key is None else Text(key, key_occurrence),
-        mean_over=others,
-        mean_over_name=mean_over,
+        mean_over=None if others is None else Prompts(others, source=mean_over),
         approx=approx,
         check=check,
-        batch=batch,
+        batch_size=batch,
         chat=spec,
     )
     out.emit(result)

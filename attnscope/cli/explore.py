@@ -72,10 +72,7 @@ def explore_cmd(
         queries=asked,
         key=key,
         chat=spec,
-        target=answer.target,
-        target_id=answer.target_id,
-        foil=answer.foil,
-        foil_id=answer.foil_id,
+        answer=answer.answer(),
     )
     for warning in data.warnings:
         terminal.line(f"attnscope: {warning_line(warning, page_lang)}")

@@ -68,7 +68,7 @@ def flow_cmd(
         by=grouping,
         heads=heads,
         verify_top=verify,
-        batch=batch,
+        batch_size=batch,
         chat=spec,
     )
     out.emit(result)

@@ -84,13 +84,10 @@ def knockout_cmd(
         text,
         key=Text(key, key_occurrence),
         query=q,
-        target=answer.target,
-        target_id=answer.target_id,
-        foil=answer.foil,
-        foil_id=answer.foil_id,
+        answer=answer.answer(),
         selection=selection,
         window=window,
-        batch=batch,
+        batch_size=batch,
         chat=spec,
     )
     out.emit(result)

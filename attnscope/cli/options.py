@@ -225,11 +225,20 @@ class Answer(OptionGroup):
     foil: FoilOpt = None
     foil_id: FoilIdOpt = None
 
+    def answer(self) -> Any:
+        """The core's ``Answer`` (``core.prompt.targets``) from the four flags, or None without a target."""
+        from attnscope.core.prompt.targets import Answer as Tokens
+
+        target = _token(self.target, self.target_id, "target")
+        if target is None:
+            return None
+        return Tokens(target, _token(self.foil, self.foil_id, "foil"))
+
     def check(self, tokenizer: Any) -> None:
         """The target (and foil) as single tokens of ``tokenizer``: run before the weights load."""
         from attnscope.core.prompt.targets import resolve_metric
 
-        resolve_metric(tokenizer, self.target, self.target_id, self.foil, self.foil_id)
+        resolve_metric(tokenizer, self.answer())
 
     def refuse_early(self) -> None:
         """What needs no tokenizer: a target at all, and a foil that is not the target's text."""
@@ -241,6 +250,15 @@ class Answer(OptionGroup):
             raise AttnscopeError(
                 f"--foil {self.foil!r} is the same as --target; the logit difference would always be 0"
             )
+
+
+def _token(text: str | None, given: int | None, name: str) -> str | int | None:
+    """``--NAME`` or ``--NAME-id``, not both."""
+    if given is not None and text is not None:
+        from attnscope.errors import AttnscopeError
+
+        raise AttnscopeError(f"give --{name} or --{name}-id, not both")
+    return given if given is not None else text
 
 
 @dataclasses.dataclass(frozen=True)

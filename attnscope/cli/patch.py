@@ -58,14 +58,11 @@ def patch_cmd(
         loaded,
         clean,
         corrupt,
-        target=answer.target,
-        target_id=answer.target_id,
-        foil=answer.foil,
-        foil_id=answer.foil_id,
+        answer=answer.answer(),
         direction=how,
         sites=site_list,
         selection=selection,
         align=align,
-        batch=batch,
+        batch_size=batch,
     )
     out.emit(result)

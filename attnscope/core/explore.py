@@ -17,11 +17,11 @@ import torch
 from attnscope.capture import engine
 from attnscope.core.common import every_layer
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
+from attnscope.core.prompt.targets import Answer
 from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
-from attnscope.results.ablate import Metric
-from attnscope.results.common import ResultWarning
+from attnscope.results.common import Metric, ResultWarning
 from attnscope.results.explore import ExploreData
 
 LIMIT = 320  # tokens; 24 layers x 14 heads x 320 x 321 / 2 bytes = 17.3 MB before compression
@@ -65,15 +65,12 @@ def explore(
     key: str | Text | None = None,
     chat: ChatSpec | None = None,
     limit: int | None = None,
-    target: str | None = None,
-    target_id: int | None = None,
-    foil: str | None = None,
-    foil_id: int | None = None,
+    answer: Answer | None = None,
 ) -> ExploreData:
     """The data of one explorer page: every query row of every layer and head (for a prompt of up to
     ``limit`` tokens, default LIMIT; beyond that only the ``queries``' rows). The first of
     ``queries`` opens the page (default: the last token); ``key`` is the text the layers x heads
-    grid shows first. With a ``target`` (or ``target_id``; a ``foil`` makes the metric a logit
+    grid shows first. With an ``answer`` (its target; a foil makes the metric a logit
     difference) the page also holds each head's exact effect on the answer (``core.causal.ablate``).
     ``render.explore.page`` turns it into the HTML."""
     limit = LIMIT if limit is None else limit
@@ -112,10 +109,10 @@ def explore(
         packed.append(quantise(rows)[:, keep])  # (H, sum(p + 1)): each head's stored rows in turn
     weights = torch.stack(packed)  # (L, H, sum(p + 1))
     effects, metric = None, None
-    if target is not None or target_id is not None:
+    if answer is not None:
         from attnscope.core.causal.ablate import ablate
 
-        ablated = ablate(loaded, prompt, target=target, target_id=target_id, foil=foil, foil_id=foil_id, chat=chat)
+        ablated = ablate(loaded, prompt, answer=answer, chat=chat)
         effects, metric = ablated.effects, ablated.metric
     return ExploreData(
         model=info,

@@ -13,14 +13,13 @@ lives in ``attnscope.core.mask``.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 from attnscope.core.prompt.spec import one_of
 from attnscope.errors import AttnscopeError
+from attnscope.results.common import PADDING_SIDES, PaddingSide
 from attnscope.results.mask import MaskResult, MaskSequence
 
-Side = Literal["left", "right"]
-SIDES: tuple[Side, ...] = get_args(Side)
+Side = PaddingSide
+SIDES: tuple[Side, ...] = PADDING_SIDES
 MAX_ILLUSTRATION = 256
 DEFAULT_MAX_SIZE = 24
 

@@ -17,7 +17,8 @@ from attnscope.render.common import model_line, ranges
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results import derive as d
-from attnscope.results.ablate import AblateResult, Metric, RankedEffect
+from attnscope.results.ablate import AblateResult, RankedEffect
+from attnscope.results.common import Metric
 
 TOP = 10
 

@@ -13,21 +13,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.common import KeySpan, ModelInfo, ResultWarning, Token, Word
+from attnscope.results.common import KeySpan, Metric, ModelInfo, ResultWarning, Token, Word
 
 Mode = Literal["zero", "mean"]
-MetricKind = Literal["logprob", "logit_diff"]
-
-
-@dataclass(frozen=True)
-class Metric:
-    """What is measured at the last position: log P(target), or logit(target) - logit(foil)."""
-
-    kind: MetricKind  # logprob: log P(target); logit_diff: logit(target) - logit(foil)
-    target_id: int
-    foil_id: int | None
-    target: str  # the target token's text, as the views print it
-    foil: str | None = None  # the foil token's text
 
 
 @dataclass(frozen=True)

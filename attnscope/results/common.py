@@ -91,3 +91,21 @@ class ResultWarning:
     text: str | None = None
     count: int | None = None
     value: int | None = None
+
+
+MetricKind = Literal["logprob", "logit_diff"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What is measured at the last position: log P(target), or logit(target) - logit(foil)."""
+
+    kind: MetricKind  # logprob: log P(target); logit_diff: logit(target) - logit(foil)
+    target_id: int
+    foil_id: int | None
+    target: str  # the target token's text, as the views print it
+    foil: str | None = None  # the foil token's text
+
+
+PaddingSide = Literal["left", "right"]  # where a padded batch puts its pads
+PADDING_SIDES: tuple[PaddingSide, ...] = ("left", "right")

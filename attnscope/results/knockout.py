@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnscope.results import Result
-from attnscope.results.ablate import Metric
-from attnscope.results.common import KeySpan, ModelInfo, ResultWarning, Token, Word
+from attnscope.results.common import KeySpan, Metric, ModelInfo, ResultWarning, Token, Word
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.ablate import Metric
-from attnscope.results.common import ModelInfo, ResultWarning, Token
+from attnscope.results.common import Metric, ModelInfo, ResultWarning, Token
 
 Direction = Literal["denoise", "noise"]
 Site = Literal["head", "resid", "k", "v"]

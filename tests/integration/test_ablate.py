@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from attnscope.core.causal.ablate import ablate
-from attnscope.core.prompt.spec import IndexRange, Selection
+from attnscope.core.prompt.spec import IndexRange, Prompts, Selection
+from attnscope.core.prompt.targets import Answer
 
 from support.causal import Plain, max_diff
 
@@ -24,7 +25,7 @@ def plain(model_dir: Path) -> Plain:
 
 @pytest.mark.parametrize("mode", ["zero", "mean"])
 def test_equals_reference(loaded: Any, plain: Plain, mode: str) -> None:
-    got = ablate(loaded, PROMPT, target=TARGET, mode=mode)  # type: ignore[arg-type]
+    got = ablate(loaded, PROMPT, answer=Answer(TARGET), mode=mode)  # type: ignore[arg-type]
     ref = plain.ablate(PROMPT, TARGET, mode)
     assert max_diff(got.effects, ref) < 1e-5
     assert abs(got.baseline - plain.logprob(PROMPT, TARGET)) < 1e-5
@@ -34,15 +35,17 @@ def test_equals_reference(loaded: Any, plain: Plain, mode: str) -> None:
 def test_positions_and_mean_over(loaded: Any, plain: Plain) -> None:
     others = ["지수는 책을 읽었다.", "The cat sat on the mat."]
     at = [2, IndexRange(5, 7)]
-    got = ablate(loaded, PROMPT, target=TARGET, mode="mean", positions=at, mean_over=others, mean_over_name="f")
+    got = ablate(
+        loaded, PROMPT, answer=Answer(TARGET), mode="mean", positions=at, mean_over=Prompts(others, source="f")
+    )
     assert got.positions == [2, 5, 6, 7]
     assert max_diff(got.effects, plain.ablate(PROMPT, TARGET, "mean", [2, 5, 6, 7], others)) < 1e-5
     assert got.mean_tokens == sum(len(plain.tok(t)["input_ids"]) for t in others)
 
 
 def test_batch_size_does_not_change_effects(loaded: Any) -> None:
-    one = ablate(loaded, PROMPT, target=TARGET, batch=1)
-    many = ablate(loaded, PROMPT, target=TARGET, batch=5)
+    one = ablate(loaded, PROMPT, answer=Answer(TARGET), batch_size=1)
+    many = ablate(loaded, PROMPT, answer=Answer(TARGET), batch_size=5)
     assert max_diff(one.effects, many.effects) < 1e-6
 
 
@@ -53,7 +56,7 @@ def test_prefix_reuse_equals_full_rerun(loaded: Any, plain: Plain) -> None:
 
     ids = loaded.tokenizer(PROMPT)["input_ids"]
     stack = Stack(loaded.model, ids)
-    metric = resolve_metric(loaded.tokenizer, TARGET)
+    metric = resolve_metric(loaded.tokenizer, Answer(TARGET))
     rows = [Row(start=start, hidden=stack.residual[start][0]) for start in range(stack.n_layers)]
     full = plain.logprob(PROMPT, TARGET)
     for value in stack.sweep(rows, metric):
@@ -61,7 +64,7 @@ def test_prefix_reuse_equals_full_rerun(loaded: Any, plain: Plain) -> None:
 
 
 def test_selection_key_and_derived(loaded: Any, plain: Plain) -> None:
-    got = ablate(loaded, PROMPT, target=TARGET, selection=Selection(layers=[1, 2], heads=[0, 3]), key="사과를")
+    got = ablate(loaded, PROMPT, answer=Answer(TARGET), selection=Selection(layers=[1, 2], heads=[0, 3]), key="사과를")
     assert got.layers == [1, 2] and got.heads == [0, 3]
     ref = plain.ablate(PROMPT, TARGET)
     assert max_diff(got.effects, [[ref[lay][h] for h in (0, 3)] for lay in (1, 2)]) < 1e-5
@@ -71,13 +74,13 @@ def test_selection_key_and_derived(loaded: Any, plain: Plain) -> None:
 
 
 def test_logit_diff(loaded: Any, plain: Plain) -> None:
-    got = ablate(loaded, PROMPT, target=TARGET, foil=" 그", selection=Selection(layers=[0], heads=[1]))
+    got = ablate(loaded, PROMPT, answer=Answer(TARGET, " 그"), selection=Selection(layers=[0], heads=[1]))
     assert got.metric.kind == "logit_diff" and got.metric.foil_id == plain.tid(" 그")
 
 
 def test_approx_checks_the_top_exactly(loaded: Any) -> None:
-    exact = ablate(loaded, PROMPT, target=TARGET)
-    est = ablate(loaded, PROMPT, target=TARGET, approx=True, check=5)
+    exact = ablate(loaded, PROMPT, answer=Answer(TARGET))
+    est = ablate(loaded, PROMPT, answer=Answer(TARGET), approx=True, check=5)
     assert est.estimated and len(est.checked) == 5
     for c in est.checked:
         assert abs(c.exact - exact.effects[c.layer][c.head]) < 1e-5

@@ -62,7 +62,7 @@ class _CountForwards:
 def test_batched_rows_equal_one_at_a_time(loaded, monkeypatch, side, batch_size):
     singles = [_single(loaded, it) for it in _items()]
     counter = _CountForwards(monkeypatch)
-    outcomes = list(batch.run_batch(loaded, _items(), batch_size=batch_size, side=side))
+    outcomes = list(batch.run_batch(loaded, _items(), batch_size=batch_size, padding_side=side))
     # 7 prompts of different lengths: padded together, batch_size per forward
     assert counter.sizes == ([3, 3, 1] if batch_size == 3 else [7])
     assert [o.line for o in outcomes] == list(range(1, len(RECORDS) + 1))

@@ -13,6 +13,7 @@ import pytest
 from attnscope.core.causal.knockout import knockout, windows_of
 from attnscope.core.causal.patch import patch
 from attnscope.core.prompt.spec import Selection
+from attnscope.core.prompt.targets import Answer
 from attnscope.errors import AttnscopeError
 
 from support.causal import Plain, max_diff
@@ -35,7 +36,13 @@ def plain(model_dir: Path) -> Plain:
 @pytest.mark.parametrize(("window", "heads"), [(1, None), (2, None), (3, [1, 2])])
 def test_knockout_equals_eager_reference(loaded: Any, eager: Plain, window: int, heads: list[int] | None) -> None:
     got = knockout(
-        loaded, PROMPT, key="사과를", query="그것을", target=".", window=window, selection=Selection(heads=heads)
+        loaded,
+        PROMPT,
+        key="사과를",
+        query="그것을",
+        answer=Answer("."),
+        window=window,
+        selection=Selection(heads=heads),
     )
     keys, queries = eager.span(PROMPT, "사과를"), eager.span(PROMPT, "그것을")
     assert got.key.span == keys and got.query.span == queries
@@ -49,7 +56,7 @@ def test_knockout_equals_eager_reference(loaded: Any, eager: Plain, window: int,
 
 
 def test_knockout_last_position_and_layer_range(loaded: Any, eager: Plain) -> None:
-    got = knockout(loaded, PROMPT, key="사과를", target=".", selection=Selection(layers=[0, 1]))
+    got = knockout(loaded, PROMPT, key="사과를", answer=Answer("."), selection=Selection(layers=[0, 1]))
     t = eager.ids(PROMPT).shape[1]
     assert got.query.span == [t - 1] and [w.layers for w in got.windows] == [[0, 1]] and got.window == 0
     ref = eager.knockout(PROMPT, ".", [0, 1], [t - 1], got.key.span, None) - got.baseline
@@ -58,7 +65,7 @@ def test_knockout_last_position_and_layer_range(loaded: Any, eager: Plain) -> No
 
 @pytest.mark.parametrize("direction", ["denoise", "noise"])
 def test_patch_equals_reference(loaded: Any, plain: Plain, direction: str) -> None:
-    got = patch(loaded, CLEAN, CORRUPT, target=" 그", direction=direction, sites=["head", "resid", "k", "v"])  # type: ignore[arg-type]
+    got = patch(loaded, CLEAN, CORRUPT, answer=Answer(" 그"), direction=direction, sites=["head", "resid", "k", "v"])  # type: ignore[arg-type]
     into, donor = (CORRUPT, CLEAN) if direction == "denoise" else (CLEAN, CORRUPT)
     assert abs(got.clean - plain.logprob(CLEAN, " 그")) < 1e-5
     assert abs(got.corrupt - plain.logprob(CORRUPT, " 그")) < 1e-5
@@ -80,8 +87,8 @@ def test_patch_equals_reference(loaded: Any, plain: Plain, direction: str) -> No
 def test_patch_lengths_differ_and_align(loaded: Any, plain: Plain) -> None:
     other = "민수는 책을 샀다. 그는 그것을"
     with pytest.raises(AttnscopeError, match="21 tokens and the corrupt prompt is 18 tokens"):
-        patch(loaded, CLEAN, other, target=" 그")
-    got = patch(loaded, CLEAN, other, target=" 그", align=True, sites=["head", "resid"])
+        patch(loaded, CLEAN, other, answer=Answer(" 그"))
+    got = patch(loaded, CLEAN, other, answer=Answer(" 그"), align=True, sites=["head", "resid"])
     assert got.offset == 3 and got.positions == list(range(18))
     assert max_diff(got.heads_metric, plain.patch(other, CLEAN, "head", " 그", offset=3)) < 1e-5
     assert max_diff(got.residual_metric, plain.patch(other, CLEAN, "resid", " 그", offset=3)) < 1e-5

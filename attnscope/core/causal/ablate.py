@@ -16,14 +16,14 @@ from typing import get_args
 import torch
 
 from attnscope.core.causal.stack import Row, Stack, frozen, hooks, measure, set_head, sweeps
-from attnscope.core.prompt.spec import ChatSpec, Indices, Selection, Text, one_of
-from attnscope.core.prompt.targets import check_mean, resolve_metric
+from attnscope.core.prompt.spec import ChatSpec, Indices, Prompts, Selection, Text, one_of
+from attnscope.core.prompt.targets import Answer, check_mean, resolve_metric
 from attnscope.core.prompt.targets import positions as resolve_positions
 from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode, encode_prompt, find_span
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
-from attnscope.results.ablate import AblateResult, CheckedHead, Metric, Mode
-from attnscope.results.common import KeySpan, ResultWarning
+from attnscope.results.ablate import AblateResult, CheckedHead, Mode
+from attnscope.results.common import KeySpan, Metric, ResultWarning
 from attnscope.results.derive import ablate_numbers
 
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -130,19 +130,17 @@ def _attention(
     return weights, (None if key is not None else tops)
 
 
-def _check_settings(
-    mode: Mode, check: int, batch: int, mean_over: Sequence[str] | None, mean_over_name: str | None
-) -> None:
+def _check_settings(mode: Mode, check: int, batch_size: int, mean_over: Prompts | None) -> None:
     """The settings that need no model: counts of 0 or more, --mean-over only with mode mean."""
     if check < 0:
         raise AttnscopeError(f"check {check}: give 0 or more", option="check")
-    if batch < 1:
-        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
+    if batch_size < 1:
+        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
     if mean_over is not None and mode != "mean":
         raise AttnscopeError("mean_over needs mode mean", cli="--mean-over needs --mode mean")
-    if mean_over is not None and not mean_over:
+    if mean_over is not None and not mean_over.texts:
         raise AttnscopeError(
-            "mean_over holds no prompts", cli=f"--mean-over {mean_over_name}: the file holds no prompts"
+            "mean_over holds no prompts", cli=f"--mean-over {mean_over.source}: the file holds no prompts"
         )
 
 
@@ -173,32 +171,31 @@ def ablate(
     loaded: Loaded,
     prompt: str,
     *,
-    target: str | None = None,
-    target_id: int | None = None,
-    foil: str | None = None,
-    foil_id: int | None = None,
+    answer: Answer,
     selection: Selection | None = None,
     mode: Mode = "zero",
     positions: Indices | None = None,
     key: str | Text | None = None,
-    mean_over: Sequence[str] | None = None,
-    mean_over_name: str | None = None,
+    mean_over: Prompts | Sequence[str] | None = None,
     approx: bool = False,
     check: int = 10,
-    batch: int = 48,
+    batch_size: int = 48,
     chat: ChatSpec | None = None,
 ) -> AblateResult:
     """Each selected head's output removed in turn (``mode`` zero or mean, at ``positions`` or
     every position): the exact change in log P(target), or in logit(target) - logit(foil).
     ``approx``: first-order estimates for every head, the top ``check`` of them ablated exactly.
-    ``key``: a text in the prompt; each head's weight on it is reported beside its effect."""
+    ``key``: a text in the prompt; each head's weight on it is reported beside its effect.
+    ``mean_over``: other prompts whose positions give the means (a :class:`Prompts` names where
+    they came from, which the result records)."""
     mode = one_of(mode, MODES, "mode")
-    _check_settings(mode, check, batch, mean_over, mean_over_name)
+    others = mean_over if isinstance(mean_over, Prompts) or mean_over is None else Prompts(tuple(mean_over))
+    _check_settings(mode, check, batch_size, others)
     info = loaded.info
-    metric = resolve_metric(loaded.tokenizer, target, target_id, foil, foil_id)
+    metric = resolve_metric(loaded.tokenizer, answer)
     enc: Encoded = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
-    check_mean(mode, len(enc.ids), mean_over)
+    check_mean(mode, len(enc.ids), others)
     sel = selection or Selection()
     layers = sel.layer_indices(info.num_hidden_layers)
     heads = sel.head_indices(info.num_attention_heads)
@@ -211,13 +208,15 @@ def ablate(
 
     stack = Stack(loaded.model, enc.ids, rows=True, what="ablate")
     baseline = stack.baseline(metric)
-    means, mean_tokens = head_means(loaded, stack, mean_over) if mode == "mean" else (None, None)
+    means, mean_tokens = (
+        head_means(loaded, stack, None if others is None else others.texts) if mode == "mean" else (None, None)
+    )
     where = None if len(at) == len(enc.ids) else at
     if approx:
-        effects, checked = _screened(stack, metric, layers, heads, means, where, baseline, check, batch)
+        effects, checked = _screened(stack, metric, layers, heads, means, where, baseline, check, batch_size)
     else:
         pairs = [(lay, h) for lay in layers for h in heads]
-        exact = exact_effects(stack, metric, pairs, means, where, baseline, batch)
+        exact = exact_effects(stack, metric, pairs, means, where, baseline, batch_size)
         effects, checked = [[exact[(lay, h)] for h in heads] for lay in layers], []
 
     attention, top_key = _attention(stack, layers, heads, key_span)
@@ -239,7 +238,7 @@ def ablate(
         attention=attention,
         key=key_span,
         top_key=top_key,
-        mean_over=mean_over_name if mean_over is not None else None,
+        mean_over=None if others is None else others.source,
         mean_tokens=mean_tokens,
         estimated=approx,
         checked=checked,

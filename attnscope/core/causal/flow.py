@@ -30,11 +30,11 @@ import torch
 from attnscope.capture import engine, memory, norm
 from attnscope.core.causal.stack import Row, Stack, cut, sweeps, unsupported
 from attnscope.core.prompt.spec import ChatSpec
-from attnscope.core.prompt.targets import resolve_metric
+from attnscope.core.prompt.targets import Answer, resolve_metric
 from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
-from attnscope.results.ablate import Metric
+from attnscope.results.common import Metric
 from attnscope.results.derive import flow_numbers
 from attnscope.results.flow import Edge, FlowBy, FlowResult, LayerCheck, VerifiedEdge
 
@@ -421,7 +421,7 @@ def flow(
     by: FlowBy = "token",
     heads: bool = False,
     verify_top: int = 0,
-    batch: int = 16,
+    batch_size: int = 16,
     chunk: int | None = CHUNK,
     chat: ChatSpec | None = None,
 ) -> FlowResult:
@@ -433,8 +433,8 @@ def flow(
         raise AttnscopeError(f"by {by!r}: use token or word", option="by")
     if isinstance(verify_top, bool) or verify_top < 0:
         raise AttnscopeError(f"verify {verify_top}: give 0 or more edges", option="verify")
-    if batch < 1:
-        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
+    if batch_size < 1:
+        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
     model = loaded.model
     why = layout_problem(model)
     if why is not None:
@@ -461,8 +461,10 @@ def flow(
     top = int(logp.argmax())
     groups = source_groups(enc.words, len(ids), by)
     edges, checks = walk(kept, model, at, groups, threshold, heads, chunk)
-    metric = resolve_metric(loaded.tokenizer, None, target_id=top)
-    baseline, verified = (None, []) if not verify_top else verify(loaded, ids, edges, groups, metric, verify_top, batch)
+    metric = resolve_metric(loaded.tokenizer, Answer(top))
+    baseline, verified = (
+        (None, []) if not verify_top else verify(loaded, ids, edges, groups, metric, verify_top, batch_size)
+    )
     numbers = flow_numbers(baseline, verified)
     return FlowResult(
         model=loaded.info,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from attnscope.core.causal.stack import Row, Stack, cut, sweeps
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
-from attnscope.core.prompt.targets import check_window, resolve_metric
+from attnscope.core.prompt.targets import Answer, check_window, resolve_metric
 from attnscope.core.prompt.tokens import as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
@@ -33,13 +33,10 @@ def knockout(
     *,
     key: str | Text,
     query: QuerySpec = None,
-    target: str | None = None,
-    target_id: int | None = None,
-    foil: str | None = None,
-    foil_id: int | None = None,
+    answer: Answer,
     selection: Selection | None = None,
     window: int | None = None,
-    batch: int = 48,
+    batch_size: int = 48,
     chat: ChatSpec | None = None,
 ) -> KnockoutResult:
     """Block the edges from every token of ``query`` (a text, a position, or None for the last
@@ -52,9 +49,9 @@ def knockout(
     sel = selection or Selection()
     if window is not None and sel.layers is not None:
         raise AttnscopeError("give layers or window, not both", cli="give --layers or --window, not both")
-    if batch < 1:
-        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
-    metric = resolve_metric(loaded.tokenizer, target, target_id, foil, foil_id)
+    if batch_size < 1:
+        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
+    metric = resolve_metric(loaded.tokenizer, answer)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
     warnings: list[ResultWarning] = []
@@ -83,7 +80,7 @@ def knockout(
         Row(start=layers[0], hidden=stack.residual[layers[0]][0], cuts={layer: edges for layer in layers})
         for layers in rows_layers
     ]
-    metrics = sweeps(rows, metric, stack, batch)
+    metrics = sweeps(rows, metric, stack, batch_size)
     effects = knockout_effects(baseline, metrics)
     return KnockoutResult(
         model=info,

@@ -22,11 +22,11 @@ import torch
 
 from attnscope.core.causal.stack import Row, Stack, set_head, sweeps
 from attnscope.core.prompt.spec import Selection, one_of
-from attnscope.core.prompt.targets import check_lengths, resolve_metric
+from attnscope.core.prompt.targets import Answer, check_lengths, resolve_metric
 from attnscope.core.prompt.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
-from attnscope.results.ablate import Metric
+from attnscope.results.common import Metric
 from attnscope.results.derive import recovery
 from attnscope.results.patch import SITES, Direction, PatchResult, Site
 
@@ -84,15 +84,12 @@ def patch(
     clean: str,
     corrupt: str,
     *,
-    target: str | None = None,
-    target_id: int | None = None,
-    foil: str | None = None,
-    foil_id: int | None = None,
+    answer: Answer,
     direction: Direction = "denoise",
     sites: Sequence[Site] = ("head", "resid"),
     selection: Selection | None = None,
     align: bool = False,
-    batch: int = 48,
+    batch_size: int = 48,
 ) -> PatchResult:
     """Patch each head's output, K/V head or residual position (``sites``) of the selected
     layers from one run into the other; the metric of each patched run and its normalised
@@ -101,10 +98,10 @@ def patch(
     wanted = [one_of(s, SITES, "site") for s in sites]
     if not wanted:
         raise AttnscopeError("sites is empty: give head, resid, k or v", option="site")
-    if batch < 1:
-        raise AttnscopeError(f"batch {batch}: give 1 or more", option="batch")
+    if batch_size < 1:
+        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
     info = loaded.info
-    metric = resolve_metric(loaded.tokenizer, target, target_id, foil, foil_id)
+    metric = resolve_metric(loaded.tokenizer, answer)
     enc_clean = encode(loaded.tokenizer, clean)
     enc_corrupt = encode(loaded.tokenizer, corrupt)
     check_lengths(enc_clean.ids, enc_corrupt.ids, align)
@@ -128,9 +125,9 @@ def patch(
         if site not in wanted:
             continue
         if site == "resid":
-            raw[site] = _residual(into, donor, metric, layers, pairs, batch)
+            raw[site] = _residual(into, donor, metric, layers, pairs, batch_size)
         else:
-            raw[site] = _heads(into, donor, metric, layers, site, pairs, batch)
+            raw[site] = _heads(into, donor, metric, layers, site, pairs, batch_size)
     groups = into.groups
     return PatchResult(
         model=info,

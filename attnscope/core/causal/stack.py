@@ -27,7 +27,7 @@ import torch
 from attnscope.capture import engine
 from attnscope.core.trace import head_logits
 from attnscope.errors import AttnscopeError, ExitCode
-from attnscope.results.ablate import Metric
+from attnscope.results.common import Metric
 
 Edit = Callable[[torch.Tensor], torch.Tensor]
 Hook = tuple[torch.nn.Module, str, Edit]  # (module, "input" | "output", edit of its first input or its output)

@@ -73,6 +73,15 @@ class ChatSpec:
     messages: Sequence[Message] | None = None
 
 
+@dataclass(frozen=True)
+class Prompts:
+    """Several prompts given together, and where they came from: ``source`` (a file name, say)
+    is what a result records of them, or None."""
+
+    texts: Sequence[str]
+    source: str | None = None
+
+
 def valid(n: int) -> str:
     """The indices a count allows, in words: ``0-23, or -1 to -24``."""
     return f"0-{n - 1}, or -1 to -{n}"

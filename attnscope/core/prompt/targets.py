@@ -9,12 +9,13 @@ tokenizer alone. This module does not print.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from attnscope.core.prompt.spec import Indices, resolve
 from attnscope.core.prompt.tokens import readable
 from attnscope.errors import AttnscopeError
-from attnscope.results.ablate import Metric
+from attnscope.results.common import Metric
 
 
 def _label(tokenizer: Any, token_id: int) -> str:
@@ -23,50 +24,58 @@ def _label(tokenizer: Any, token_id: int) -> str:
     return text if text and "\ufffd" not in text else str(tokenizer.convert_ids_to_tokens(token_id))
 
 
-def token_id(tokenizer: Any, text: str | None, given: int | None, name: str) -> int | None:
-    """The one token ``text`` is, or ``given`` (an id); an error that says how ``text``
-    tokenizes when it is more (or less) than one token."""
+TokenSpec: TypeAlias = str | int
+"""One token: its text (``" 사"``, which must be exactly one token) or its id in the vocabulary."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The tokens the causal metric reads at the last position: log P(``target``), or with a
+    ``foil`` the logit difference logit(target) - logit(foil). Each is one token, given as text
+    or as an id (:data:`TokenSpec`)."""
+
+    target: TokenSpec
+    foil: TokenSpec | None = None
+
+
+def token_id(tokenizer: Any, token: TokenSpec | None, name: str) -> int | None:
+    """The id of ``token`` (an id as given, or the one token a text is); an error that says how
+    a text tokenizes when it is more (or less) than one token. ``name``: 'target' or 'foil'."""
     size = len(tokenizer)
-    if given is not None:
-        if text is not None:
-            raise AttnscopeError(f"give {name} or {name}_id, not both", cli=f"give --{name} or --{name}-id, not both")
-        if isinstance(given, bool) or not 0 <= given < size:
+    if isinstance(token, int):
+        if isinstance(token, bool) or not 0 <= token < size:
             raise AttnscopeError(
-                f"{name}_id {given} is out of range: the vocabulary has {size} tokens (0-{size - 1})",
+                f"{name}_id {token} is out of range: the vocabulary has {size} tokens (0-{size - 1})",
                 option=f"{name}_id",
             )
-        return given
-    if text is None:
+        return token
+    if token is None:
         return None
-    if text == "":
+    if token == "":
         raise AttnscopeError(f"{name} is empty", option=name)
-    ids = [int(i) for i in tokenizer(text, add_special_tokens=False)["input_ids"]]
+    ids = [int(i) for i in tokenizer(token, add_special_tokens=False)["input_ids"]]
     if len(ids) != 1:
-        tokens, _ = readable(tokenizer, text, ids)
+        tokens, _ = readable(tokenizer, token, ids)
         shown = " + ".join(f"{tok.label!r} ({tok.id})" for tok in tokens) or "nothing"
         raise AttnscopeError(
-            f"{name} {text!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id as {name}_id",
-            cli=f"--{name} {text!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id with "
+            f"{name} {token!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id as {name}_id",
+            cli=f"--{name} {token!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id with "
             f"--{name}-id",
         )
     return ids[0]
 
 
-def resolve_metric(
-    tokenizer: Any,
-    target: str | None,
-    target_id: int | None = None,
-    foil: str | None = None,
-    foil_id: int | None = None,
-) -> Metric:
-    """The metric for a target (and an optional foil), each given as text or as an id."""
-    if target is None and target_id is None:
+def resolve_metric(tokenizer: Any, answer: Answer) -> Metric:
+    """The metric for an answer's target (and its foil)."""
+    if not isinstance(answer, Answer):
         raise AttnscopeError(
-            "a target is needed: give target or target_id", cli="give --target TOKEN or --target-id ID"
+            f"answer {answer!r}: give Answer(target) or Answer(target, foil)",
+            cli="give --target TOKEN or --target-id ID",
         )
-    tid = token_id(tokenizer, target, target_id, "target")
-    fid = token_id(tokenizer, foil, foil_id, "foil")
-    assert tid is not None
+    tid = token_id(tokenizer, answer.target, "target")
+    fid = token_id(tokenizer, answer.foil, "foil")
+    if tid is None:
+        raise AttnscopeError("a target is needed: Answer(target)", cli="give --target TOKEN or --target-id ID")
     if fid == tid:
         raise AttnscopeError(
             f"the foil is the same token as the target (id {tid}); the logit difference would always be 0",
@@ -99,7 +108,7 @@ def _shown(items: Indices | None) -> str:
     return ",".join(str(i) if isinstance(i, int) else f"{i.first}-{i.last}" for i in items)
 
 
-def check_mean(mode: str, n_tokens: int, mean_over: Sequence[str] | None) -> None:
+def check_mean(mode: str, n_tokens: int, mean_over: object | None) -> None:
     """The mean over one position is the head's own output: refuse it."""
     if mode == "mean" and mean_over is None and n_tokens < 2:
         raise AttnscopeError(

@@ -20,12 +20,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from attnscope.core.common import attention_layers
-from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
+from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text, one_of
 from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.core.weights.single import query_rows, weights_result
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
-from attnscope.results.common import Query, ResultWarning
+from attnscope.results.common import PADDING_SIDES, PaddingSide, Query, ResultWarning
 from attnscope.results.weights import WeightsResult, WeightsView
 
 FORMATS = ("auto", "lines", "jsonl")
@@ -148,18 +148,17 @@ def run_batch(
     selection: Selection | None = None,
     chat: ChatSpec | None = None,
     view: WeightsView | None = None,
-    side: str = "left",
+    padding_side: PaddingSide = "left",
 ) -> Iterator[Outcome]:
     """One :class:`Outcome` per entry, in order, running up to ``batch_size`` prompts per forward.
 
     ``query`` is the default for items that give neither ``query`` nor ``pos``. Errors in the
     arguments themselves (``selection``, ``view``) raise before anything runs; an error in one
-    line becomes that line's outcome.
+    line becomes that line's outcome. ``padding_side``: where each group's pads go.
     """
     if batch_size < 1:
         raise AttnscopeError(f"batch_size {batch_size}: must be at least 1", option="batch_size")
-    if side not in ("left", "right"):
-        raise AttnscopeError(f"padding side {side!r}: use left or right")
+    side = one_of(padding_side, PADDING_SIDES, "padding_side")
     view = view or WeightsView()
     info = loaded.info
     selection = selection or Selection()

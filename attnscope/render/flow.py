@@ -71,15 +71,32 @@ def completeness(r: FlowResult, routes: d.FlowRoutes, lang: Lang) -> Text:
 
 def view(r: FlowResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
-    routes = d.flow_routes(r.edges, r.layers, r.tolerance)
+    routes = d.flow_routes(r.edges, r.layers, r.tolerance, r.pos)
     parts: list[RenderableType] = [Text(summary(r, routes, lang), style="bold")]
-    direct = [e for layer in sorted(routes.attention, reverse=True) for e in routes.attention[layer] if e.to == r.pos]
-    if direct:
-        layers = ranges(lang, sorted({e.layer for e in direct}))
-        parts.append(Text(t(lang, "flow.direct", pos=r.pos, n=len(direct), layers=layers)))
+    if routes.direct:
+        layers = ranges(lang, sorted({e.layer for e in routes.direct}))
+        parts.append(Text(t(lang, "flow.direct", pos=r.pos, n=len(routes.direct), layers=layers)))
     parts.append(Text(""))
     title = "flow.edges_title_heads" if r.heads else "flow.edges_title"
     parts.append(Text(t(lang, title, threshold=r.threshold, by=t(lang, f"flow.by_{r.by}")), style="dim"))
+    table = edges_table(r, routes, lang)
+    if table.row_count:
+        parts.append(FitColumns(table))
+    if routes.quiet:
+        parts.append(Text(t(lang, "flow.residual_only", layers=ranges(lang, routes.quiet)), style="dim"))
+    reached = sorted({r.tokens[j].word for j in routes.inputs})
+    words = t(lang, "flow.list_sep").join(r.words[w].text for w in reached) or "-"
+    parts += [Text(t(lang, "flow.inputs", positions=ranges(lang, routes.inputs), words=words)), Text("")]
+    parts += [Text(t(lang, "flow.counts", **routes.counts), style="dim"), completeness(r, routes, lang)]
+    parts += [model_line(lang, r.model)]
+    if r.verified:
+        parts += [Text(""), *verify_block(r, lang)]
+    parts += [Text(""), Text(t(lang, "flow.note"), style="dim")]
+    return Fitted(Group(*parts))
+
+
+def edges_table(r: FlowResult, routes: d.FlowRoutes, lang: Lang) -> Table:
+    """Each layer's attention edges, the last layer first, at most SHOWN of them a layer."""
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="dim")
     table.add_column(t(lang, "flow.col.layer"), justify="right", no_wrap=True)
     table.add_column(t(lang, "flow.col.from"), no_wrap=True)
@@ -89,11 +106,8 @@ def view(r: FlowResult, ctx: Ctx) -> RenderableType:
         table.add_column(t(lang, "flow.col.head"), justify="right", no_wrap=True)
     table.add_column(t(lang, "flow.col.importance"), justify="right", no_wrap=True)
     table.add_column("", no_wrap=True, style="dim")
-    quiet = []
     for layer in reversed(range(len(r.layers))):
         found = routes.attention.get(layer, [])
-        if not found:
-            quiet.append(layer)
         for n, e in enumerate(found[:SHOWN]):
             assert e.from_ is not None
             notes = [t(lang, "flow.into")] if e.to == r.pos else []
@@ -103,20 +117,7 @@ def view(r: FlowResult, ctx: Ctx) -> RenderableType:
             cells = [str(layer), place(r, e.from_), "→", place(r, e.to)]
             cells += [str(e.head)] if r.heads else []
             table.add_row(*cells, f"{e.importance:.2f}", more)
-    if table.row_count:
-        parts.append(FitColumns(table))
-    if quiet:
-        parts.append(Text(t(lang, "flow.residual_only", layers=ranges(lang, sorted(quiet))), style="dim"))
-    reached = sorted({r.tokens[j].word for j in routes.inputs})
-    words = t(lang, "flow.list_sep").join(r.words[w].text for w in reached) or "-"
-    parts += [Text(t(lang, "flow.inputs", positions=ranges(lang, routes.inputs), words=words)), Text("")]
-    counts = {kind: sum(e.kind == kind for e in r.edges) for kind in ("attention", "residual", "mlp", "bias")}
-    parts += [Text(t(lang, "flow.counts", **counts), style="dim"), completeness(r, routes, lang)]
-    parts += [model_line(lang, r.model)]
-    if r.verified:
-        parts += [Text(""), *verify_block(r, lang)]
-    parts += [Text(""), Text(t(lang, "flow.note"), style="dim")]
-    return Fitted(Group(*parts))
+    return table
 
 
 def verify_block(r: FlowResult, lang: Lang) -> list[RenderableType]:

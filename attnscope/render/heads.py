@@ -13,6 +13,7 @@ from attnscope.render import Ctx, bar, heat_style, shade
 from attnscope.render.common import model_line, span, token_span
 from attnscope.render.fit import FitColumns, Fitted, glue
 from attnscope.render.i18n import Lang, t
+from attnscope.results.derive import heads_grid
 from attnscope.results.heads import HeadsResult, TopHead
 
 
@@ -89,16 +90,10 @@ def top_table(r: HeadsResult, lang: Lang) -> Table:
 
 
 def heatmap(r: HeadsResult, lang: Lang) -> Table:
-    n_layers = r.model.num_hidden_layers
     n_heads = r.model.num_attention_heads
-    grid = [[0.0] * n_heads for _ in range(n_layers)]
-    kv_of = [0] * n_heads
-    for s in r.ranking:
-        if 0 <= s.layer < n_layers and 0 <= s.head < n_heads:
-            grid[s.layer][s.head] = s.score
-            kv_of[s.head] = s.kv_head
-    top = max((max(row) for row in grid), default=0.0)
-    scale = 1.0 if top <= 0 else top
+    laid = heads_grid(r.ranking, r.model.num_hidden_layers, n_heads)
+    kv_of = laid.kv_of
+    scale = 1.0 if laid.top <= 0 else laid.top
     table = Table(box=None, pad_edge=False, padding=(0, 0), header_style="dim", show_header=True)
     table.add_column(t(lang, "heads.col.layer_head"), justify="right", no_wrap=True)
     table.add_column(" ", no_wrap=True)
@@ -106,14 +101,14 @@ def heatmap(r: HeadsResult, lang: Lang) -> Table:
         sep = h > 0 and kv_of[h] != kv_of[h - 1]
         table.add_column(("│" if sep else " ") + f"{h:>2}", no_wrap=True)
     table.add_column("  " + t(lang, "heads.col.best"), no_wrap=True)
-    for layer, row in enumerate(grid):
+    for layer, row in enumerate(laid.scores):
         cells = []
         for h, v in enumerate(row):
             sep = h > 0 and kv_of[h] != kv_of[h - 1]
             cell = Text("│" if sep else " ", style="dim")
             cell.append(shade(v, scale) * 2, style=heat_style(v, scale))
             cells.append(cell)
-        best = row.index(max(row)) if row else 0
+        best = laid.best[layer]
         table.add_row(str(layer), " ", *cells, Text(f"  H{best} {row[best]:.2f}", style="dim"))
     return table
 
@@ -143,7 +138,7 @@ def notes(r: HeadsResult, lang: Lang) -> list[str]:
 
 def view(r: HeadsResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
-    above = sum(1 for s in r.ranking if s.score > 0.5)
+    above = heads_grid(r.ranking, r.model.num_hidden_layers, r.model.num_attention_heads).strong
     summary = Text(t(lang, "heads.summary", above=above, total=len(r.ranking)), style="bold")
     # Narrow: the bar goes first, then the row strip (and the strip's legend with it).
     row_legend = Group(Text(""), Text(t(lang, "heads.row_legend"), style="dim"))

@@ -53,25 +53,20 @@ def recoveries(r: PatchResult) -> dict[str, list[list[float]] | None]:
     }
 
 
-def _best(values: list[list[float]], layers: list[int]) -> tuple[float, int, int]:
-    cells = [(v, layers[i], j) for i, row in enumerate(values) for j, v in enumerate(row) if v == v]
-    return max(cells, key=lambda s: (s[0], -s[1], -s[2])) if cells else (float("nan"), layers[0], 0)
-
-
 def summary(r: PatchResult, rec: dict[str, list[list[float]] | None], lang: Lang) -> list[RenderableType]:
     parts: list[RenderableType] = []
     for site in ("head", "k", "v"):
         values = rec[site]
         if values is None:
             continue
-        v, layer, j = _best(values, r.layers)
+        v, layer, j = d.best_recovery(values, r.layers)
         name = head_name(lang, layer, j) if site == "head" else t(lang, "patch.kv_head", layer=layer, kv=j)
         if site != "head":
             name += t(lang, "patch.read_by", heads=ranges(lang, r.shared_by[j]))
         parts.append(Text(t(lang, f"patch.summary_{site}", head=name, rec=f"{v:.2f}"), style="bold"))
     values = rec["resid"]
     if values is not None:
-        v, layer, j = _best(values, r.layers)
+        v, layer, j = d.best_recovery(values, r.layers)
         pos = r.positions[j]
         into = r.corrupt_tokens if r.direction == "denoise" else r.clean_tokens
         parts.append(

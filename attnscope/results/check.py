@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from attnscope.results import Result
 from attnscope.results import derive as d
@@ -28,6 +29,7 @@ from attnscope.results.knockout import KnockoutResult
 from attnscope.results.matrix import MatrixResult
 from attnscope.results.patch import PatchResult
 from attnscope.results.roles import ROLES, RolesResult
+from attnscope.results.stats import Histogram, Statistic, StatsResult, stat_names
 from attnscope.results.weights import Chart, WeightsResult
 
 TOL = 1e-5
@@ -338,4 +340,62 @@ def _flow(r: FlowResult) -> str | None:
     a, b = again.rank_correlation, r.rank_correlation
     if (a is None) != (b is None) or (a is not None and b is not None and _far(a, b)):
         return f"rank_correlation {b} does not follow from the raw values ({a})"
+    return None
+
+
+# --- stats ------------------------------------------------------------------------------
+
+
+def _grid(values: Sequence[Sequence[float | None]]) -> npt.NDArray[np.float64]:
+    return np.array([[np.nan if v is None else v for v in row] for row in values], dtype=np.float64)
+
+
+def _statistic_problem(name: str, st: Statistic, hist: Histogram) -> str | None:
+    """One statistic against its histogram: n is what the histogram counted; a cell is null exactly
+    where nothing counted; the mean and the interval lie within the values the histogram allows
+    (``derive.value_bounds``), the interval in order and the std within half their range."""
+    n = np.asarray(st.n, dtype=np.int64)
+    counts = np.asarray(hist.counts, dtype=np.int64)
+    if counts.shape[:2] != n.shape or counts.shape[-1] != len(hist.edges) - 1:
+        return f"stats.{name}: its histogram is not one row of {len(hist.edges) - 1} bins per head"
+    if not np.array_equal(counts.sum(-1), n):
+        layer, head = np.argwhere(counts.sum(-1) != n)[0]
+        return f"stats.{name}: n of L{layer} H{head} is {n[layer, head]}, but its histogram counts {counts[layer, head].sum()}"
+    low, high = d.value_bounds(name, hist.edges, counts)
+    grids = {what: _grid(getattr(st, what)) for what in ("mean", "std", "ci_low", "ci_high")}
+    for what, grid in grids.items():
+        if grid.shape != n.shape or not np.array_equal(np.isnan(grid), n == 0):
+            return f"stats.{name}: {what} is null where n is not 0, or holds a number where n is 0"
+    finite_high = np.where(np.isfinite(high), np.abs(high), 0.0)
+    slack = TOL * np.maximum(1.0, np.nan_to_num(np.maximum(np.abs(low), finite_high)))  # (L, H)
+    for what in ("mean", "ci_low", "ci_high"):
+        grid = grids[what]
+        outside = (n > 0) & ((grid < low - slack) | (grid > high + slack))
+        if outside.any():
+            layer, head = np.argwhere(outside)[0]
+            return (
+                f"stats.{name}: the {what} of L{layer} H{head} is {grid[layer, head]:.6g}, outside the values its "
+                f"histogram allows ({low[layer, head]:.6g} to {high[layer, head]:.6g})"
+            )
+    backwards = (n > 0) & (grids["ci_low"] > grids["ci_high"] + slack)
+    spread = (n > 0) & ((grids["std"] < -slack) | (grids["std"] > (high - low) / 2 + slack))
+    for bad, what in ((backwards, "its interval runs backwards"), (spread, "its std is outside 0 to half the range")):
+        if bad.any():
+            layer, head = np.argwhere(bad)[0]
+            return f"stats.{name}: at L{layer} H{head} {what}"
+    return None
+
+
+@problem.register
+def _stats(r: StatsResult) -> str | None:
+    names = list(stat_names(r.options.chat, r.options.measure == "norm"))
+    if list(r.stats) != names or list(r.histograms) != names:
+        return f"stats: holds {list(r.stats)}, but its options give {names}"
+    for name in names:
+        found = _statistic_problem(name, r.stats[name], r.histograms[name])
+        if found is not None:
+            return found
+    counted = {int(v) for row in r.stats["sink"].n for v in row}
+    if counted != {r.corpus.positions}:
+        return f"stats.sink: n is {sorted(counted)}, but the corpus counted {r.corpus.positions} positions"
     return None

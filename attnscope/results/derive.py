@@ -267,6 +267,37 @@ def heads_numbers(rows: F32, key: Sequence[int], groups: int, top: int) -> tuple
     ]
 
 
+STRONG = 0.5  # heads: a head "looks at the key" when more than half of its weight is on it
+
+
+@dataclass(frozen=True)
+class HeadsGrid:
+    """What the ``heads`` view and figure read off the ranking."""
+
+    scores: list[list[float]]  # [layer][head] scores, 0 where a head is not ranked
+    kv_of: list[int]  # each head's KV head
+    best: list[int]  # per layer, the head with the highest score (the first of equals)
+    top: float  # the largest score (0 when there is none)
+    strong: int  # heads scoring above STRONG
+
+
+def heads_grid(ranking: Sequence[HeadScore], n_layers: int, n_heads: int) -> HeadsGrid:
+    """The ranking laid out as a layers x heads grid, with each layer's best head and the count above STRONG."""
+    scores = [[0.0] * n_heads for _ in range(n_layers)]
+    kv_of = [0] * n_heads
+    for s in ranking:
+        if 0 <= s.layer < n_layers and 0 <= s.head < n_heads:
+            scores[s.layer][s.head] = s.score
+            kv_of[s.head] = s.kv_head
+    return HeadsGrid(
+        scores=scores,
+        kv_of=kv_of,
+        best=[row.index(max(row)) if row else 0 for row in scores],
+        top=max((max(row) for row in scores), default=0.0),
+        strong=sum(1 for s in ranking if s.score > STRONG),
+    )
+
+
 # --- roles ------------------------------------------------------------------------------
 
 
@@ -460,6 +491,13 @@ def recovery(clean: float, corrupt: float, patched: Any) -> list[list[float]] | 
     return out
 
 
+def best_recovery(values: Sequence[Sequence[float]], layers: Sequence[int]) -> tuple[float, int, int]:
+    """The highest recovery of a [layer][column] grid (NaN cells left out) as (recovery, layer,
+    column); ties go to the lower layer, then the lower column. All NaN: (NaN, first layer, 0)."""
+    cells = [(v, layers[i], j) for i, row in enumerate(values) for j, v in enumerate(row) if v == v]
+    return max(cells, key=lambda s: (s[0], -s[1], -s[2])) if cells else (float("nan"), layers[0], 0)
+
+
 @dataclass(frozen=True)
 class FlowNumbers:
     """What ``flow --verify`` derives from the knocked-out log-probs."""
@@ -488,10 +526,27 @@ class FlowRoutes:
     error: float  # the largest completeness error over the layers
     scale: float  # the largest value of the sums checked
     ok: bool  # every error within the tolerance, relative to max(1, scale)
+    direct: list[FlowEdge]  # the attention edges into the prediction's position, later layers first
+    quiet: list[int]  # the layers with no attention edge (only the residual carries the route there)
+    counts: dict[str, int]  # edges of each kind: attention, residual, mlp, bias
 
 
-def flow_routes(edges: Sequence[FlowEdge], checks: Sequence[FlowCheck], tolerance: float) -> FlowRoutes:
-    """The attention edges per layer, the input positions the routes reach, and the completeness verdict."""
+def edge_rank(e: FlowEdge) -> tuple[float, int, int, int, int]:
+    """The one order of flow's edges: importance descending; ties by the later layer, then the
+    earlier query position, key position and head (``flow --verify`` takes the first K of it;
+    each layer's list in :class:`FlowRoutes` is in it too)."""
+    return (-e.importance, -e.layer, e.to, e.from_ or 0, e.head or 0)
+
+
+def ranked_edges(edges: Sequence[FlowEdge]) -> list[FlowEdge]:
+    """The attention edges between two positions, most important first (:func:`edge_rank`)."""
+    return sorted((e for e in edges if e.kind == "attention" and e.from_ is not None), key=edge_rank)
+
+
+def flow_routes(edges: Sequence[FlowEdge], checks: Sequence[FlowCheck], tolerance: float, pos: int) -> FlowRoutes:
+    """The attention edges per layer, the input positions the routes reach, the edges into ``pos``
+    (the prediction's position), the edge counts and the completeness verdict; ``checks`` has one
+    entry per layer."""
     attention: dict[int, list[FlowEdge]] = {}
     inputs: set[int] = set()
     for e in edges:
@@ -500,12 +555,22 @@ def flow_routes(edges: Sequence[FlowEdge], checks: Sequence[FlowCheck], toleranc
         if e.layer == 0 and e.block == "attention" and e.from_ is not None and e.kind != "bias":
             inputs.add(e.from_)
     for layer in attention.values():
-        layer.sort(key=lambda e: (-e.importance, e.to, e.from_ or 0, e.head or 0))
+        layer.sort(key=edge_rank)
     reading = sorted(layer for layer, found in attention.items() if any(e.from_ != e.to for e in found))
     error = max((max(c.attention_error, c.mlp_error) for c in checks), default=0.0)
     scale = max((c.scale for c in checks), default=0.0)
     ok = all(max(c.attention_error, c.mlp_error) <= tolerance * max(1.0, c.scale) for c in checks)
-    return FlowRoutes(attention=attention, inputs=sorted(inputs), reading=reading, error=error, scale=scale, ok=ok)
+    return FlowRoutes(
+        attention=attention,
+        inputs=sorted(inputs),
+        reading=reading,
+        error=error,
+        scale=scale,
+        ok=ok,
+        direct=[e for layer in sorted(attention, reverse=True) for e in attention[layer] if e.to == pos],
+        quiet=[layer for layer in range(len(checks)) if not attention.get(layer)],
+        counts={kind: sum(e.kind == kind for e in edges) for kind in ("attention", "residual", "mlp", "bias")},
+    )
 
 
 # --- stats ------------------------------------------------------------------------------
@@ -533,6 +598,30 @@ def stats_top(stat: Any, top: int, lowest: bool = False) -> list[StatHead]:
     ]
     cells.sort(key=lambda c: ((c.mean if lowest else -c.mean), c.layer, c.head))
     return cells[:top]
+
+
+SHARE_STATS_ABOVE_1 = ("entropy", "distance")  # the statistics that are not shares of a row (0 to 1)
+
+
+def value_bounds(name: str, edges: Sequence[float], counts: Any) -> tuple[npt.NDArray[np.float64], ...]:
+    """For every head, the least and the greatest value a statistic's histogram allows, as two
+    ``[layer][head]`` arrays: ``counts`` (L, H, bins) over ``edges``. The first bin also holds
+    anything below its edge and the last anything above, so an occupied end bin bounds one side
+    only by what the statistic can be (0 to 1 for a share of a row, 0 and up for entropy and
+    distance); a head with nothing counted has NaN bounds. The means and the bootstrap interval
+    (a weighted mean of the same values) of a head lie within them."""
+    occupied = np.asarray(counts) > 0  # (L, H, B)
+    e = np.asarray(edges, dtype=np.float64)
+    bins = occupied.shape[-1]
+    first = occupied.argmax(-1)
+    last = bins - 1 - occupied[..., ::-1].argmax(-1)
+    floor, ceiling = 0.0, (np.inf if name in SHARE_STATS_ABOVE_1 else 1.0)
+    low = np.where(first > 0, e[first], floor)
+    high = np.where(last < bins - 1, e[np.minimum(last + 1, bins)], ceiling)
+    low, high = np.maximum(low, floor), np.minimum(high, ceiling)
+    empty = ~occupied.any(-1)
+    low[empty], high[empty] = np.nan, np.nan
+    return low, high
 
 
 def massive_first_layers(layers: Sequence[Any]) -> list[int]:

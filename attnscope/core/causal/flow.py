@@ -35,7 +35,7 @@ from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 from attnscope.results.common import Metric
-from attnscope.results.derive import flow_numbers
+from attnscope.results.derive import flow_numbers, ranked_edges
 from attnscope.results.flow import Edge, FlowBy, FlowResult, LayerCheck, VerifiedEdge
 
 CHUNK = 1 << 22  # floats in one block of parts: (queries, sources[, heads], hidden)
@@ -374,11 +374,7 @@ def verify(
     baseline = stack.baseline(prediction)
     owner = {j: g for g, members in enumerate(groups) for j in members}
     chosen: list[tuple[Edge, list[int]]] = []
-    ranked = sorted(
-        (e for e in edges if e.kind == "attention" and e.from_ is not None),
-        key=lambda e: (-e.importance, -e.layer, e.to, e.from_ or 0, e.head or 0),
-    )
-    for e in ranked:
+    for e in ranked_edges(edges):
         assert e.from_ is not None
         sources = [j for j in groups[owner[e.from_]] if j <= e.to]
         if len(sources) == e.to + 1:  # every key of the query: nothing would be left to attend to

@@ -38,7 +38,7 @@ def _columns(r: FlowResult) -> list[int]:
 
 def figure(r: FlowResult, ctx: Ctx) -> str:
     lang = ctx.lang
-    routes = d.flow_routes(r.edges, r.layers, r.tolerance)
+    routes = d.flow_routes(r.edges, r.layers, r.tolerance, r.pos)
     n_layers = len(r.layers)
     svg = Svg(title=f"attnscope flow: position {r.pos}")
     lines = [summary(r, routes, lang), completeness(r, routes, lang).plain, model_line(ctx, r.model)]

@@ -2,7 +2,8 @@
 
 One filled cell per (layer, head) on the heat scale, the value written in cells that are
 large enough to matter, vertical rules between KV groups, each layer's best head at the
-right, a legend, and the top heads listed under the grid. Nothing here ranks heads.
+right, a legend, and the top heads listed under the grid. Nothing here ranks heads: the grid
+is ``results.derive.heads_grid``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, INK, Svg, heat, ink_on, text_width
 from attnscope.render.i18n import t
+from attnscope.results.derive import heads_grid
 from attnscope.results.heads import HeadsResult
 
 CW, CH = 30.0, 20.0
@@ -19,9 +21,10 @@ CW, CH = 30.0, 20.0
 def figure(r: HeadsResult, ctx: Ctx) -> str:
     m = r.model
     n_heads = m.num_attention_heads
-    grid, kv_of = _scores(r)
-    top = max((max(row) for row in grid), default=0.0) or 1.0
-    above = sum(1 for s in r.ranking if s.score > 0.5)
+    laid = heads_grid(r.ranking, m.num_hidden_layers, n_heads)
+    grid, kv_of = laid.scores, laid.kv_of
+    top = laid.top or 1.0
+    above = laid.strong
     svg = Svg(title=f"attnscope heads: {r.query.text} -> {r.key.text}")
     lines = [
         t(ctx.lang, "figures.heads.above", n=above, total=len(r.ranking)),
@@ -43,7 +46,7 @@ def figure(r: HeadsResult, ctx: Ctx) -> str:
     y += 6
     y0 = y
     for layer, row in enumerate(grid):
-        _layer_row(svg, layer, row, kv_of, x=(left, best_x), y=y, top=top)
+        _layer_row(svg, layer, row, kv_of, best=laid.best[layer], x=(left, best_x), y=y, top=top)
         y += CH
     for h in range(1, n_heads):
         if kv_of[h] != kv_of[h - 1]:
@@ -59,21 +62,8 @@ def figure(r: HeadsResult, ctx: Ctx) -> str:
     return svg.to_string()
 
 
-def _scores(r: HeadsResult) -> tuple[list[list[float]], list[int]]:
-    """The ranking laid out as [layer][head] scores (0 where a head is not ranked), and each
-    head's KV head."""
-    n_layers, n_heads = r.model.num_hidden_layers, r.model.num_attention_heads
-    grid = [[0.0] * n_heads for _ in range(n_layers)]
-    kv_of = [0] * n_heads
-    for s in r.ranking:
-        if 0 <= s.layer < n_layers and 0 <= s.head < n_heads:
-            grid[s.layer][s.head] = s.score
-            kv_of[s.head] = s.kv_head
-    return grid, kv_of
-
-
 def _layer_row(
-    svg: Svg, layer: int, row: list[float], kv_of: list[int], *, x: tuple[float, float], y: float, top: float
+    svg: Svg, layer: int, row: list[float], kv_of: list[int], *, best: int, x: tuple[float, float], y: float, top: float
 ) -> None:
     """One layer at height ``y``: its number, a cell per head from ``x[0]`` (shaded against
     ``top``, its value written when it is 0.1 or more), and its best head at ``x[1]``."""
@@ -85,5 +75,4 @@ def _layer_row(
         if v >= 0.1:
             value = f"{v:.2f}"[1:] if v < 1 else "1.0"
             svg.text(left + h * CW + CW / 2, y + CH - 6, value, anchor="middle", size=9.5, fill=ink_on(frac))
-    best = max(range(len(row)), key=lambda h: row[h]) if row else 0
     svg.text(best_x, y + CH - 6, f"H{best} {row[best]:.2f}", size=11, fill=DIM)

@@ -1,4 +1,4 @@
-"""The table of commands: for each, its CLI function, its result type, its view and its figure.
+"""The table of commands: for each, its CLI function, its result type, its view, its figure and its analysis.
 
 Everything that lists commands reads this table: the CLI registers its commands from it (in
 this order, which is the order ``attnscope --help`` shows), ``attnscope.results.from_json``
@@ -24,7 +24,10 @@ class Command:
     ``result`` is None for a command that writes no result of its own (``render`` draws saved
     ones, ``explore`` writes a page); ``view`` is set exactly when ``result`` is, and ``figure``
     only for a result with an SVG figure of its own (the others get the view's text laid out).
-    ``schema`` is the result's current schema name (``Result.SCHEMA``).
+    ``schema`` is the result's current schema name (``Result.SCHEMA``). ``core`` is the analysis
+    the library exports as ``attnscope.NAME`` (None for ``render``, which has none): by default
+    the function ``NAME`` of ``attnscope.core.NAME`` (a module, or a package that re-exports
+    it), else the module of one of core's packages that holds it, named in the row.
     """
 
     name: str
@@ -33,10 +36,12 @@ class Command:
     schema: str | None = None
     view: str | None = None
     figure: str | None = None
+    core: str | None = None
 
 
-def _analysis(name: str, result: str, schema: int, *, figure: bool = False) -> Command:
-    """The row of a command whose parts sit in the modules named after it."""
+def _analysis(name: str, result: str, schema: int, *, figure: bool = False, core: str | None = None) -> Command:
+    """The row of a command whose parts sit in the modules named after it; ``core``: the module of
+    its analysis where that is not ``attnscope.core.NAME``."""
     return Command(
         name=name,
         cli=f"attnscope.cli.{name}:{name}_cmd",
@@ -44,6 +49,7 @@ def _analysis(name: str, result: str, schema: int, *, figure: bool = False) -> C
         schema=f"attnscope.{name}/{schema}",
         view=f"attnscope.render.{name}:view",
         figure=f"attnscope.render.figures.{name}:figure" if figure else None,
+        core=f"{core or f'attnscope.core.{name}'}:{name}",
     )
 
 
@@ -52,7 +58,7 @@ COMMANDS: tuple[Command, ...] = (
     _analysis("heads", "HeadsResult", 2, figure=True),
     _analysis("matrix", "MatrixResult", 2, figure=True),
     _analysis("mask", "MaskResult", 2, figure=True),
-    _analysis("tokens", "TokensResult", 2),
+    _analysis("tokens", "TokensResult", 2, core="attnscope.core.tokenlist"),  # a listing, not core/tokens
     _analysis("info", "InfoResult", 2),
     _analysis("trace", "TraceResult", 3, figure=True),
     _analysis("explain", "ExplainResult", 2),
@@ -61,12 +67,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("render", cli="attnscope.cli.render:render_cmd"),
     _analysis("roles", "RolesResult", 1),
     _analysis("generate", "GenerateResult", 1),
-    _analysis("stats", "StatsResult", 1, figure=True),
-    _analysis("ablate", "AblateResult", 1, figure=True),
-    _analysis("knockout", "KnockoutResult", 1, figure=True),
-    _analysis("patch", "PatchResult", 1, figure=True),
-    _analysis("flow", "FlowResult", 1, figure=True),
-    Command("explore", cli="attnscope.cli.explore:explore_cmd"),
+    _analysis("stats", "StatsResult", 1, figure=True, core="attnscope.core.stats.driver"),
+    _analysis("ablate", "AblateResult", 1, figure=True, core="attnscope.core.causal.ablate"),
+    _analysis("knockout", "KnockoutResult", 1, figure=True, core="attnscope.core.causal.knockout"),
+    _analysis("patch", "PatchResult", 1, figure=True, core="attnscope.core.causal.patch"),
+    _analysis("flow", "FlowResult", 1, figure=True, core="attnscope.core.causal.flow"),
+    Command("explore", cli="attnscope.cli.explore:explore_cmd", core="attnscope.core.explore:explore"),
 )
 
 

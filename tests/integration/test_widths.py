@@ -276,3 +276,11 @@ def test_piped_output_follows_columns(cli: Any, model_dir: Path, monkeypatch: py
     monkeypatch.setenv("COLUMNS", "160")
     wide = cli("trace", SEED, "--model", str(model_dir), "--lang", "ko")
     assert max(cell_len(line) for line in wide.stdout.splitlines()) > 100
+
+
+def test_every_command_with_a_view_has_a_run_here() -> None:
+    """The run list a new command joins (docs/development.md, "Adding a command"): each view is
+    measured at every width in both languages."""
+    from attnscope.commands import COMMANDS as TABLE
+
+    assert {args[0] for args in CASES.values()} == {row.name for row in TABLE if row.view is not None}

@@ -2,7 +2,8 @@
 
 The tiny models are random with a fixed seed; treat every fixture as read-only.
 ``real_model`` is the GGUF from shared/real-model/fetch.sh (or $ATTNSCOPE_REAL_MODEL);
-tests that use it are marked ``slow`` and skip when it is absent.
+``real_gemma`` the one from fetch-gemma3.sh (or $ATTNSCOPE_REAL_GEMMA); tests that use them are
+marked ``slow`` and skip when they are absent.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from support import REAL_DEFAULT
+from support import REAL_DEFAULT, REAL_GEMMA_DEFAULT
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +55,16 @@ def real_model() -> Path:
     path = Path(os.environ.get("ATTNSCOPE_REAL_MODEL", REAL_DEFAULT))
     if not path.is_file():
         pytest.skip(f"real model not present at {path} (run shared/real-model/fetch.sh)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_gemma() -> Path:
+    """Gemma 3 270M from shared/real-model/fetch-gemma3.sh (or $ATTNSCOPE_REAL_GEMMA); its weights are
+    under Gemma's terms, so it is fetched, never committed."""
+    path = Path(os.environ.get("ATTNSCOPE_REAL_GEMMA", REAL_GEMMA_DEFAULT))
+    if not path.is_file():
+        pytest.skip(f"Gemma 3 checkpoint not present at {path} (run shared/real-model/fetch-gemma3.sh)")
     return path
 
 

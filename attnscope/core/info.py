@@ -5,7 +5,10 @@ it leaves fields to the config class's defaults), and the parameter count comes 
 the shapes (qwen2/llama/mistral) or from building the model on the ``meta`` device. For a
 GGUF file the header is scanned directly (``attnscope.model.gguf_header``): the metadata keys
 (``qwen2.block_count``, ``qwen2.attention.head_count_kv``, ...) and the tensor shapes, which
-give the exact stored parameter count.
+give the exact stored parameter count. What a header leaves to the config class (Gemma 3's
+pattern of sliding and full layers, its second RoPE base) comes from that class, as transformers'
+GGUF loader fills it (``attnscope.model.gguf_config``), except for the architectures whose layers
+the header says all about (``PLAIN_GGUF_ARCHITECTURES``).
 The reading itself (config.json, the tokenizer files, the GGUF header, the hub) is
 ``attnscope.model``'s; this module turns what it read into facts, and never prints.
 """
@@ -18,14 +21,17 @@ from typing import Any, Literal, cast
 
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import (
+    PLAIN_GGUF_ARCHITECTURES,
     REQUIRED,
     TESTED_MODEL_TYPES,
     check_config,
+    gguf_config,
     has_chat_template,
     layer_kinds,
     read_config,
     read_gguf_header,
     resolve,
+    rope_bases,
 )
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult, KVGroup
 
@@ -74,6 +80,16 @@ def info_from_gguf(path: Path) -> InfoResult:
     params = sum(_numel(s) for s in header.tensors.values())
     window = meta.get(f"{arch}.attention.sliding_window")
     window = window if isinstance(window, int) and window > 0 else None
+    kinds = ["sliding" if window else "full"] * layers
+    bases: dict[str, float] = {}
+    if arch not in PLAIN_GGUF_ARCHITECTURES:
+        config = gguf_config(meta, header.tensors)
+        kinds, bases = layer_kinds(config) or kinds, rope_bases(config)
+        window = _window(kinds, config.get("sliding_window"))
+        # the RoPE base the loaded model runs with: the full layers' one, or the config's only one (the
+        # loader may leave the header's rope.freq_base unread, as it does for starcoder2)
+        rope = config.get("rope_parameters")
+        theta = bases.get("full", rope.get("rope_theta") if isinstance(rope, dict) else config.get("rope_theta"))
     tied: bool | None = "output.weight" not in header.tensors
     separate = None
     if not tied and "token_embd.weight" in header.tensors:
@@ -95,8 +111,9 @@ def info_from_gguf(path: Path) -> InfoResult:
         rope_theta=float(theta) if isinstance(theta, (int, float)) else None,
         max_position_embeddings=meta.get(f"{arch}.context_length"),
         vocab_size=int(vocab),
-        layer_kinds=["sliding" if window else "full"] * layers,
+        layer_kinds=kinds,
         sliding_window=window,
+        rope_theta_by_kind=bases if len(set(bases.values())) > 1 else {},
         num_parameters=params,
         num_parameters_from="gguf_tensors",
         separate_output_weight=separate,
@@ -161,11 +178,13 @@ def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | 
     model_type = str(doc.get("model_type", ""))
     text = doc.get("text_config", doc)
     kinds = layer_kinds(text) if isinstance(text, dict) else []
+    bases = rope_bases(text) if isinstance(text, dict) else {}
     if model_type not in TESTED_MODEL_TYPES or ("layer_types" not in text and "sliding_window_pattern" in text):
         # An untested family, or layer kinds that only its config class can spell out: ask transformers.
         config = _config_object(spec, doc)
         check_config(config, spec)
-        kinds = layer_kinds(getattr(config, "text_config", config).to_dict())
+        filled = getattr(config, "text_config", config).to_dict()
+        kinds, bases = layer_kinds(filled), rope_bases(filled)
     missing = [k for k in REQUIRED if not isinstance(text.get(k), int)]
     if missing:
         raise AttnscopeError(f"{spec}: config.json has no {', '.join(missing)}", ExitCode.MODEL)
@@ -175,7 +194,7 @@ def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | 
     rope = text.get("rope_parameters") or {}
     theta = rope.get("rope_theta") if isinstance(rope, dict) else None
     if theta is None:
-        theta = text.get("rope_theta")
+        theta = bases.get("full", text.get("rope_theta"))
     error = None
     try:
         params: int | None = count_parameters(doc)
@@ -200,6 +219,7 @@ def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | 
         vocab_size=int(text["vocab_size"]),
         layer_kinds=kinds,
         sliding_window=_window(kinds, text.get("sliding_window")),
+        rope_theta_by_kind=bases if len(set(bases.values())) > 1 else {},
         num_parameters=params,
         num_parameters_from="none" if params is None else "config",
         num_parameters_error=error,

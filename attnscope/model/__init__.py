@@ -19,14 +19,17 @@ analysis: preparing a loaded model for capture is the capture side's step.
 from __future__ import annotations
 
 from attnscope.model.config import (
+    PLAIN_GGUF_ARCHITECTURES,
     REQUIRED,
     TESTED_MODEL_TYPES,
     ModelShape,
     check_config,
+    gguf_config,
     has_chat_template,
     layer_kinds,
     model_shape,
     read_config,
+    rope_bases,
 )
 from attnscope.model.gguf_cache import file_sha256
 from attnscope.model.gguf_header import GGUFHeader, read_gguf_header
@@ -39,6 +42,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEVICES",
     "DTYPES",
+    "PLAIN_GGUF_ARCHITECTURES",
     "REQUIRED",
     "TESTED_MODEL_TYPES",
     "GGUFHeader",
@@ -50,6 +54,7 @@ __all__ = [
     "check_config",
     "default_model",
     "file_sha256",
+    "gguf_config",
     "has_chat_template",
     "layer_kinds",
     "load",
@@ -60,4 +65,5 @@ __all__ = [
     "read_config",
     "read_gguf_header",
     "resolve",
+    "rope_bases",
 ]

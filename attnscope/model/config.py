@@ -17,7 +17,7 @@ from typing import Any
 
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import hub
-from attnscope.model.gguf_header import read_gguf_header
+from attnscope.model.gguf_header import ArrayLength, read_gguf_header
 from attnscope.model.reference import resolve
 
 # The model types tests/integration/test_families.py checks against eager attention (docs/models.md
@@ -48,6 +48,58 @@ def layer_kinds(text: Mapping[str, Any]) -> list[LayerKind]:
     window = text.get("sliding_window")
     sliding = isinstance(window, int) and window > 0 and text.get("use_sliding_window", True) is not False
     return ["sliding" if sliding else "full"] * n
+
+
+def rope_bases(text: Mapping[str, Any]) -> dict[LayerKind, float]:
+    """Each layer kind's RoPE base where a config's ``rope_parameters`` give the kinds their own
+    (``{"full_attention": {"rope_theta": ...}, "sliding_attention": {...}}`` in transformers 5), in
+    attnscope's kind names; empty when one base serves every layer."""
+    rope = text.get("rope_parameters")
+    if not isinstance(rope, dict) or not all(isinstance(v, dict) for v in rope.values()) or not rope:
+        return {}
+    bases = {_KINDS.get(str(k), str(k)): v.get("rope_theta") for k, v in rope.items()}
+    return {k: float(v) for k, v in bases.items() if isinstance(v, (int, float))}
+
+
+# GGUF architectures whose config class adds nothing to the header about the layers: every layer has
+# full attention (or the header's one window) and one RoPE base. For any other architecture ``info``
+# asks the config class, as transformers' GGUF loader does (tests/integration/test_info_config.py
+# compares both with the config that loader makes).
+PLAIN_GGUF_ARCHITECTURES = ("qwen2", "qwen2moe", "qwen3", "qwen3moe", "llama")
+
+
+def gguf_config(meta: Mapping[str, Any], tensors: Mapping[str, Any]) -> dict[str, Any]:
+    """The (text) config that transformers' GGUF loader makes of a header, without reading the
+    vocabulary or any tensor: the metadata renamed by transformers' own GGUF config mapping, its
+    GGUF defaults, and the config class's defaults for the rest (Gemma 3's layer pattern and its
+    second RoPE base come from there: the header holds neither)."""
+    from transformers import AutoConfig
+    from transformers.integrations.ggml import GGUF_CONFIG_DEFAULTS_MAPPING, GGUF_CONFIG_MAPPING
+
+    hub.quiet_transformers()
+    arch = str(meta.get("general.architecture"))
+    model_type = gguf_model_type(arch)
+    if "llama" in arch and "mistral" in str(meta.get("general.name", "")).lower():
+        model_type = "mistral"  # as transformers' load_gguf_checkpoint reads a llama.cpp mistral
+    kwargs: dict[str, Any] = dict(
+        GGUF_CONFIG_DEFAULTS_MAPPING.get(model_type) or GGUF_CONFIG_DEFAULTS_MAPPING.get(arch) or {}
+    )
+    for key, name in (GGUF_CONFIG_MAPPING.get(model_type) or GGUF_CONFIG_MAPPING.get(arch) or {}).items():
+        value = meta.get(f"{arch}.{key}")
+        if name is None or name == -1 or value is None or isinstance(value, ArrayLength):
+            continue
+        kwargs[name] = value
+    kwargs["tie_word_embeddings"] = "output.weight" not in tensors
+    config_type = {"gemma3": "gemma3_text", "gemma4": "gemma4_text"}.get(model_type, model_type)
+    try:
+        config = AutoConfig.for_model(config_type, **kwargs)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise AttnscopeError(
+            f"{arch}: transformers cannot make a config of this GGUF header ({type(exc).__name__}: {exc})",
+            ExitCode.MODEL,
+        ) from exc
+    full: dict[str, Any] = getattr(config, "text_config", config).to_dict()
+    return full
 
 
 def attention_source(model_class: type) -> bool:

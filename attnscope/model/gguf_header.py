@@ -23,6 +23,11 @@ _STRING, _ARRAY = 8, 9
 _U64 = struct.Struct("<Q")
 
 
+class ArrayLength(int):
+    """A metadata array, reported by its length (an int, so ``meta["tokenizer.ggml.tokens"]`` is the
+    vocabulary size) and told apart from a scalar by its type."""
+
+
 @dataclass
 class GGUFHeader:
     """What the header of a GGUF file says: metadata (arrays as their length) and tensor shapes."""
@@ -65,7 +70,7 @@ class _Cursor:
             else:
                 for _ in range(count):
                     self.value(inner)
-            return count  # arrays are reported by their length only
+            return ArrayLength(count)  # arrays are reported by their length only
         raise ValueError(f"unknown GGUF value type {vtype}")
 
 

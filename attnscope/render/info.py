@@ -37,6 +37,21 @@ def _kinds(r: InfoResult, lang: Lang) -> Text:
     return line
 
 
+def _rope_what(r: InfoResult, lang: Lang) -> str:
+    """What rope_theta is; with a base per layer kind (Gemma 3), each kind's base."""
+    if not r.rope_theta_by_kind:
+        return t(lang, "info.rope_theta")
+    order: list[str] = [k for k in ("full", "sliding", "linear") if k in r.rope_theta_by_kind]
+    order += sorted(k for k in r.rope_theta_by_kind if k not in order)
+    parts = [
+        t(lang, f"info.rope_kind.{k}", value=_num(r.rope_theta_by_kind[k]))
+        if k in ("full", "sliding", "linear")
+        else f"{k} {_num(r.rope_theta_by_kind[k])}"
+        for k in order
+    ]
+    return t(lang, "info.rope_by_kind", bases=", ".join(parts))
+
+
 def view(r: InfoResult, ctx: Ctx) -> RenderableType:
     lang = ctx.lang
     head = Text()
@@ -58,7 +73,7 @@ def view(r: InfoResult, ctx: Ctx) -> RenderableType:
         ("head_dim", _num(r.head_dim), t(lang, "info.head_dim")),
         ("hidden_size", _num(r.hidden_size), t(lang, "info.hidden_size")),
         ("intermediate_size", _num(r.intermediate_size), t(lang, "info.intermediate_size")),
-        ("rope_theta", _num(r.rope_theta), t(lang, "info.rope_theta")),
+        ("rope_theta", _num(r.rope_theta), _rope_what(r, lang)),
         ("max_position_embeddings", _num(r.max_position_embeddings), t(lang, "info.max_position_embeddings")),
         ("vocab_size", _num(r.vocab_size), t(lang, "info.vocab_size")),
         ("num_parameters", _num(r.num_parameters), params_from),

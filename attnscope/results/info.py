@@ -58,3 +58,6 @@ class InfoResult(Result):
     # (a linear-attention layer: no attention weights, so attnscope captures nothing there)
     layer_kinds: list[str] = field(default_factory=list)
     sliding_window: int | None = None  # the window of the "sliding" layers, in keys; null when none
+    # each layer kind's own RoPE base where the config gives the kinds different ones (Gemma 3: 1e6 for
+    # "full", 1e4 for "sliding"); empty when one base (rope_theta) serves every layer
+    rope_theta_by_kind: dict[str, float] = field(default_factory=dict)

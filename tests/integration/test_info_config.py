@@ -125,3 +125,67 @@ def test_hub_id_offline_and_not_cached_is_one_line(tmp_path):
     )
     assert out.returncode == 3 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "not in the local cache" in out.stderr
+
+
+# GGUF architectures whose header transformers can read, each with a window where its config has one.
+_HEADER_ARCHS = {
+    "qwen2": None,
+    "qwen3": None,
+    "llama": None,
+    "phi3": None,
+    "starcoder2": None,
+    "gemma2": 4,
+    "gemma3": 4,
+}
+
+
+def write_header_gguf(path: Path, arch: str, window: int | None, layers: int = 12) -> None:
+    """A GGUF of metadata and one tensor: what ``info`` reads of a header, for ``arch``."""
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_name(f"tiny-{arch}")
+    w.add_block_count(layers)
+    w.add_context_length(4096)
+    w.add_embedding_length(64)
+    w.add_feed_forward_length(128)
+    w.add_head_count(4)
+    w.add_head_count_kv(1)
+    w.add_key_length(16)
+    w.add_value_length(16)
+    w.add_rope_freq_base(1000000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    if window is not None:
+        w.add_sliding_window(window)
+    w.add_token_list([f"t{i}" for i in range(30)])
+    w.add_tensor("token_embd.weight", np.zeros((30, 64), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.mark.parametrize("arch", sorted(_HEADER_ARCHS))
+def test_gguf_layers_and_rope_bases_are_the_loaders_config(tmp_path, arch):
+    """The layer kinds, the window and the RoPE bases from the header alone are those of the config
+    transformers' GGUF loader makes of the same file (what a conversion writes)."""
+    from transformers import AutoConfig
+
+    from attnscope.model.config import layer_kinds, rope_bases
+
+    path = tmp_path / f"{arch}.gguf"
+    write_header_gguf(path, arch, _HEADER_ARCHS[arch])
+    loaded = AutoConfig.from_pretrained(str(tmp_path), gguf_file=path.name)
+    want = getattr(loaded, "text_config", loaded).to_dict()
+    r = info(str(path))
+    assert r.layer_kinds == layer_kinds(want)
+    window = want.get("sliding_window") if "sliding" in r.layer_kinds else None
+    assert r.sliding_window == window
+    bases = rope_bases(want)
+    assert r.rope_theta_by_kind == (bases if len(set(bases.values())) > 1 else {})
+    assert r.rope_theta == bases.get("full", want.get("rope_parameters", {}).get("rope_theta"))
+    if arch == "gemma3":  # the pattern and the second base come from the config class, not the header
+        assert r.layer_kinds == (["sliding"] * 5 + ["full"]) * 2 and r.rope_theta_by_kind == {
+            "full": 1e6,
+            "sliding": 1e4,
+        }

@@ -30,3 +30,4 @@ def one_error(res: Any, code: int, *fragments: str) -> str:
 
 
 REAL_DEFAULT = Path.home() / ".cache" / "attnscope-real" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+REAL_GEMMA_DEFAULT = Path.home() / ".cache" / "attnscope-real" / "gemma-3-270m-q4_k_m.gguf"  # fetch-gemma3.sh

@@ -72,8 +72,12 @@ def explore_cmd(
         queries=asked,
         key=key,
         chat=spec,
-        answer=answer.answer(),
     )
+    if with_target:  # the page composes ablate's result; explore itself runs no other analysis
+        from attnscope.core.causal.ablate import ablate
+        from attnscope.core.explore import with_effects
+
+        data = with_effects(data, ablate(loaded, text, answer=answer.answer(), chat=spec))
     for warning in data.warnings:
         terminal.line(f"attnscope: {warning_line(warning, page_lang)}")
     html = page(data, page_lang)

@@ -11,16 +11,17 @@ does not print.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import every_layer
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
-from attnscope.core.prompt.targets import Answer
 from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
+from attnscope.results.ablate import AblateResult
 from attnscope.results.common import Metric, ResultWarning
 from attnscope.results.explore import ExploreData
 
@@ -65,14 +66,12 @@ def explore(
     key: str | Text | None = None,
     chat: ChatSpec | None = None,
     limit: int | None = None,
-    answer: Answer | None = None,
 ) -> ExploreData:
     """The data of one explorer page: every query row of every layer and head (for a prompt of up to
     ``limit`` tokens, default LIMIT; beyond that only the ``queries``' rows). The first of
     ``queries`` opens the page (default: the last token); ``key`` is the text the layers x heads
-    grid shows first. With an ``answer`` (its target; a foil makes the metric a logit
-    difference) the page also holds each head's exact effect on the answer (``core.causal.ablate``).
-    ``render.explore.page`` turns it into the HTML."""
+    grid shows first. :func:`with_effects` adds each head's exact effect on an answer, from
+    ``ablate`` of the same prompt. ``render.explore.page`` turns it into the HTML."""
     limit = LIMIT if limit is None else limit
     info = loaded.info
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
@@ -108,12 +107,6 @@ def explore(
         rows = got.rows.pop(layer)[0]  # (H, P, end); the causal mask left 0 after each query
         packed.append(quantise(rows)[:, keep])  # (H, sum(p + 1)): each head's stored rows in turn
     weights = torch.stack(packed)  # (L, H, sum(p + 1))
-    effects, metric = None, None
-    if answer is not None:
-        from attnscope.core.causal.ablate import ablate
-
-        ablated = ablate(loaded, prompt, answer=answer, chat=chat)
-        effects, metric = ablated.effects, ablated.metric
     return ExploreData(
         model=info,
         text=enc.text,
@@ -127,7 +120,16 @@ def explore(
         key=key_span,
         levels=LEVELS,
         weights=weights.contiguous().numpy().tobytes(),
-        effects=effects,
-        metric=None if metric is None else metric_text(metric),
         warnings=warnings,
     )
+
+
+def with_effects(data: ExploreData, ablated: AblateResult) -> ExploreData:
+    """The page's data with each head's exact effect on an answer: ``ablated`` is ``ablate`` of the
+    same prompt over every layer and head (``ablate(loaded, prompt, answer=..., chat=...)``)."""
+    if [t.id for t in ablated.tokens] != [t.id for t in data.tokens]:
+        raise AttnscopeError("the ablation is of other tokens than the page's prompt; run ablate on the same prompt")
+    every = (list(range(data.model.num_hidden_layers)), list(range(data.model.num_attention_heads)))
+    if (ablated.layers, ablated.heads) != every:
+        raise AttnscopeError("the page needs the ablation of every layer and head; run ablate without a selection")
+    return replace(data, effects=ablated.effects, metric=metric_text(ablated.metric))

@@ -106,3 +106,25 @@ def test_a_failed_write_leaves_nothing_half_written(cli, model_dir, tmp_path, mo
     assert res.exit_code == 2 and res.stdout == "" and res.stderr.count("\n") == 1
     assert "No space left on device" in res.stderr
     assert list(tmp_path.iterdir()) == []  # neither the page nor its temporary file
+
+
+def test_target_effects_are_ablates_and_composed_only_from_its_result(cli, loaded, model_dir, tmp_path):
+    """explore --target carries ablate's exact effects; with_effects takes only an ablation of the
+    same tokens over every layer and head."""
+    from attnscope.core.causal.ablate import ablate
+    from attnscope.core.prompt.spec import Selection
+    from attnscope.core.prompt.targets import Answer
+    from attnscope.errors import AttnscopeError
+
+    out = tmp_path / "effect.html"
+    res = cli("explore", SEED, "--model", str(model_dir), "--target", ".", "-o", str(out))
+    assert res.exit_code == 0, res.stderr
+    ablated = json.loads(cli("ablate", SEED, "--model", str(model_dir), "--target", ".", "--json").stdout)
+    doc = page_data(out)
+    assert doc["effects"] == ablated["effects"] and doc["metric"] == "log P('.')"
+    data = core_explore.explore(loaded, SEED)
+    assert data.effects is None
+    with pytest.raises(AttnscopeError, match="other tokens"):
+        core_explore.with_effects(data, ablate(loaded, SEED + " 그", answer=Answer(".")))
+    with pytest.raises(AttnscopeError, match="every layer and head"):
+        core_explore.with_effects(data, ablate(loaded, SEED, answer=Answer("."), selection=Selection(layers=[0])))

@@ -87,7 +87,7 @@ def summary(r: AblateResult, ranking: list[RankedEffect], lang: Lang) -> Text:
 def header(r: AblateResult, lang: Lang) -> Text:
     metric = metric_name(lang, r.metric)
     out = Text()
-    out.append(t(lang, "ablate.baseline", metric=metric, value=f"{r.baseline:.3f}") + "\n")
+    out.append(t(lang, f"ablate.baseline_{r.metric.kind}", metric=metric, value=f"{r.baseline:.3f}") + "\n")
     positions = ranges(lang, r.positions)
     if r.mode == "zero":
         out.append(t(lang, "ablate.mode_zero", positions=positions) + "\n", style="dim")

@@ -34,6 +34,7 @@ SHARED_KEYS = (
     "figures.no_sink",
     "figures.layer",
     "figures.head",
+    "figures.cell_head",
     "figures.scale",
     "figures.matrix.masked",
 )

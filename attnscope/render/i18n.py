@@ -52,11 +52,14 @@ def default_lang() -> Lang:
 
 
 class _Formatter(string.Formatter):
-    """str.format, plus a Korean particle after the value: ``{count:/로}`` gives 3으로, 2로."""
+    """str.format, plus a Korean particle after the value: ``{count:/로}`` gives 3으로, 2로; the
+    spec ``q`` puts the value in quotes first, so that the particle follows them:
+    ``{query:q/이}`` gives “그것을”이, “사과”가."""
 
     def format_field(self, value: object, format_spec: str) -> str:
         spec, slash, which = format_spec.partition("/")
-        text = str(super().format_field(value, spec))
+        quote = spec == "q"
+        text = f"“{value}”" if quote else str(super().format_field(value, spec))
         if which == "또는":  # a list of choices as Korean writes it: "en or ko" -> "en 또는 ko"
             return text.replace(" or ", " 또는 ")
         return particle(text, which) if slash else text

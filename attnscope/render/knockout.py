@@ -39,7 +39,7 @@ def view(r: KnockoutResult, ctx: Ctx) -> RenderableType:
             lang, "knockout.summary_none", query=r.query.text, key=r.key.text, metric=metric, effect=f"{biggest:.2g}"
         )
     parts: list[RenderableType] = [Text(line, style="bold"), Text("")]
-    parts.append(Text(t(lang, "knockout.baseline", metric=metric, value=f"{r.baseline:.3f}")))
+    parts.append(Text(t(lang, f"knockout.baseline_{r.metric.kind}", metric=metric, value=f"{r.baseline:.3f}")))
     edges = t(
         lang,
         "knockout.edges",

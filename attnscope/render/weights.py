@@ -244,7 +244,7 @@ def view(r: WeightsResult, ctx: Ctx) -> RenderableType:
             title += f" ({t(lang, 'common.kv_head', kv_head=chart.kv_head)})"
             parts += [Text(title), FitColumns(chart_table(chart, lang, r), [[2]]), Text("")]  # narrow: no bar
     else:
-        title = t(lang, chart_word)
+        title = t(lang, chart_word, query=r.query.text)
         if len(r.layers) * len(r.heads) > 1:
             title += f" ({t(lang, f'common.{r.view.agg}')})"
         parts += [Text(title), FitColumns(chart_table(r.chart, lang, r), [[2]])]  # narrow: no bar

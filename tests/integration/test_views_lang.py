@@ -17,6 +17,8 @@ import pytest
 from support import SEED
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+CLEAN = "민수는 사과를 샀다. 그는 그것을"
+CORRUPT = "지수는 사과를 샀다. 그는 그것을"
 
 CASES = [
     ["tokens", SEED],
@@ -52,6 +54,10 @@ CASES = [
     ["trace", "--messages", str(DATA / "two-turns.json")],
     ["flow", SEED, "--threshold", "0.01", "--verify", "3"],
     ["flow", SEED, "--threshold", "0.01", "--heads", "--by", "word"],
+    ["ablate", SEED, "--target", ".", "--key", "사과를"],
+    ["ablate", SEED, "--target", ".", "--approx", "--check", "4"],
+    ["knockout", SEED, "--target", ".", "--foil", " 그", "--key", "사과를", "--query", "그것을", "--window", "2"],
+    ["patch", "--clean", CLEAN, "--corrupt", CORRUPT, "--target", " 그", "--site", "head,resid,k"],
 ]
 
 
@@ -87,6 +93,8 @@ KEPT = (
     "attnscope: sdpa",
     "token_embd.weight",
     "output.weight",
+    "attribution patching",
+    "logit",
 )
 
 
@@ -170,4 +178,25 @@ def test_korean_view_uses_the_notes_words(cli: Any, model_dir: Path, args: list[
 
     text, _ = _run(cli, model_dir, args, "ko")
     found = [(m.group(0), use) for pattern, use in BANNED for m in re.finditer(pattern, text)]
+    assert found == []
+
+
+SVG_WORDS = re.compile(r"<(text|title)[^>]*>([^<]*)</\1>")
+
+
+@pytest.mark.parametrize("args", CASES, ids=[" ".join(a[:1] + a[2:]) for a in CASES])
+def test_korean_figure_uses_the_notes_words(cli: Any, model_dir: Path, tmp_path: Path, args: list[str]) -> None:
+    """The --svg figure in Korean (its texts and its tooltips) holds no term of the banned list."""
+    from html import unescape
+
+    from attnscope.render.messages.ko import BANNED
+
+    if args[0] == "mask" and len(args) > 1 and not args[1].startswith("-") or args[0] != "mask":
+        args = [*args, "--model", str(model_dir)]
+    svg = tmp_path / "figure.svg"
+    res = cli(*args, "--lang", "ko", "--svg", str(svg))
+    assert res.exit_code == 0, res.stderr
+    words = [unescape(m.group(2)) for m in SVG_WORDS.finditer(svg.read_text(encoding="utf-8"))]
+    assert any(re.search(r"[\uac00-\ud7a3]", w) for w in words)
+    found = [(w, use) for w in words for pattern, use in BANNED if re.search(pattern, w)]
     assert found == []

@@ -29,9 +29,50 @@
     var c = LUT[Math.max(0, Math.min(255, Math.round(f * 255)))];
     return "rgb(" + c[0] + "," + c[1] + "," + c[2] + ")";
   }
+  /* Korean particles, as render/i18n.py chooses them: {name:/이} after the value, {name:q/이}
+     after the value in quotes (“그것을”이); the same rules, read from the last readable character. */
+  var PAIRS = { "은": "은는", "는": "은는", "이": "이가", "가": "이가", "을": "을를", "를": "을를",
+    "과": "과와", "와": "과와", "이다": ["이다", "다"], "다": ["이다", "다"], "이라": ["이라", "라"], "이나": ["이나", "나"] };
+  var DIGIT_FINAL = "0136780";
+  function latinFinal(w) {
+    var s = w.toLowerCase(), n = s.length, c = s[n - 1], V = "aeiou";
+    if (w === w.toUpperCase() || !/[aeiouy]/.test(s)) return [/[lmnr]/.test(c), /[lr]/.test(c)];
+    if (/ng$/.test(s) || c === "m" || c === "n") return [true, false];
+    if (c === "l") return [true, true];
+    if (c === "e" && n > 2 && "lmn".indexOf(s[n - 2]) >= 0 && "aeiouy".indexOf(s[n - 3]) >= 0) return [true, s[n - 2] === "l"];
+    if ("kpt".indexOf(c) >= 0 && n > 1 && V.indexOf(s[n - 2]) >= 0 && (n < 3 || V.indexOf(s[n - 3]) < 0)) return [true, false];
+    return [false, false];
+  }
+  function hasFinal(word) {
+    var s = word.trim();
+    for (var i = s.length - 1; i >= 0; i--) {
+      var ch = s[i], code = ch.charCodeAt(0);
+      if (code >= 0xac00 && code <= 0xd7a3) { var f = (code - 0xac00) % 28; return [f !== 0, f === 8]; }
+      if (ch >= "0" && ch <= "9") return [DIGIT_FINAL.indexOf(ch) >= 0, "178".indexOf(ch) >= 0];
+      if (ch === "%") return [false, false];
+      if (/[A-Za-z]/.test(ch)) {
+        var start = i;
+        while (start > 0 && /[A-Za-z]/.test(s[start - 1])) start--;
+        if (start === i) return ["lmnLMNrR".indexOf(ch) >= 0, "lLrR".indexOf(ch) >= 0];
+        return latinFinal(s.slice(start, i + 1));
+      }
+      if (/[\p{L}\p{N}]/u.test(ch)) return [false, false];
+    }
+    return [false, false];
+  }
+  function particle(word, which) {
+    var final = hasFinal(word);
+    if (which === "으로" || which === "로") return word + (!final[0] || final[1] ? "로" : "으로");
+    var pair = PAIRS[which];
+    return word + (final[0] ? pair[0] : pair[1]);
+  }
   function t(key, v) {
     var s = (M[S.lang] && M[S.lang][key]) || M.en[key] || key;
-    return s.replace(/\{(\w+)\}/g, function (_, k) { return v && k in v ? String(v[k]) : "{" + k + "}"; });
+    return s.replace(/\{(\w+)(?::(q?)(?:\/([^{}]+))?)?\}/g, function (all, k, q, which) {
+      if (!(v && k in v)) return all;
+      var text = q ? "\u201c" + v[k] + "\u201d" : String(v[k]);
+      return which ? particle(text, which) : text;
+    });
   }
   function el(tag, attrs, text) {
     var e = tag.indexOf("svg:") === 0 ? document.createElementNS(SVGNS, tag.slice(4)) : document.createElement(tag);
@@ -203,7 +244,7 @@
     svg.appendChild(el("svg:text", { x: vx, y: y, "font-size": size, "text-anchor": "end", id: "chart-sum", "data-value": total }, (shown.total / 100).toFixed(2)));
     svg.setAttribute("width", Math.ceil(bx + barPx + markW + 20));
     svg.setAttribute("height", y + 8);
-    $("chart-title").textContent = t("figures.weights.title") + ": " + t("figures.query", { query: D.tokens[p].label, pos: p });
+    $("chart-title").textContent = t("figures.weights.title", { query: D.tokens[p].label }) + ": " + t("figures.query", { query: D.tokens[p].label, pos: p });
     $("chart-sel").textContent = selName();
     var notes = [];
     if (S.by === "word") notes.push(t("figures.by_word"));
@@ -243,7 +284,7 @@
         var fill = effect && shown < -0.05 * scale ? "#7fbf7f" : heat(Math.max(0, shown) / scale);
         var c = el("svg:rect", { x: left + h * cw, y: top + l * ch, width: cw - 1, height: ch - 1, fill: fill,
           "class": "click cell", "data-layer": l, "data-head": h, "data-value": vals[l][h] });
-        c.appendChild(el("svg:title", {}, "L" + l + " H" + h + " (KV " + Math.floor(h / groupSize) + "): " + vals[l][h].toFixed(3)));
+        c.appendChild(el("svg:title", {}, t("figures.cell_head", { layer: l, head: h, kv: Math.floor(h / groupSize) }) + ": " + vals[l][h].toFixed(3)));
         (function (layer, head) { c.addEventListener("click", function () { S.sel = { kind: "head", layer: layer, head: head }; draw(); }); })(l, h);
         svg.appendChild(c);
       }

@@ -25,7 +25,7 @@ def figure(r: AblateResult, ctx: Ctx) -> str:
     groups = r.model.num_attention_heads // max(1, r.model.num_key_value_heads)
     svg = Svg(title=f"attnscope ablate: {metric}")
     lines = summary(r, derived.ranking, lang).plain.split("\n")
-    lines.append(t(lang, "ablate.baseline", metric=metric, value=f"{r.baseline:.3f}"))
+    lines.append(t(lang, f"ablate.baseline_{r.metric.kind}", metric=metric, value=f"{r.baseline:.3f}"))
     if derived.rank_correlation is not None:
         lines.append(t(lang, "ablate.correlation", n=len(derived.ranking), rho=f"{derived.rank_correlation:+.2f}"))
     if r.estimated:
@@ -38,7 +38,7 @@ def figure(r: AblateResult, ctx: Ctx) -> str:
     rules = [j for j in range(1, len(r.heads)) if r.heads[j] // groups != r.heads[j - 1] // groups]
 
     def head(i: int, j: int) -> str:
-        return f"L{r.layers[i]} H{r.heads[j]} (KV {r.heads[j] // groups})"
+        return t(lang, "figures.cell_head", layer=r.layers[i], head=r.heads[j], kv=r.heads[j] // groups)
 
     right, bottom = heat_grid(
         svg,

@@ -46,7 +46,7 @@ def figure(r: HeadsResult, ctx: Ctx) -> str:
     y += 6
     y0 = y
     for layer, row in enumerate(grid):
-        _layer_row(svg, layer, row, kv_of, best=laid.best[layer], x=(left, best_x), y=y, top=top)
+        _layer_row(svg, ctx, layer, row, kv_of, best=laid.best[layer], x=(left, best_x), y=y, top=top)
         y += CH
     for h in range(1, n_heads):
         if kv_of[h] != kv_of[h - 1]:
@@ -58,12 +58,22 @@ def figure(r: HeadsResult, ctx: Ctx) -> str:
     y += ROW * 0.6
     for i, top_head in enumerate(r.top[:5], start=1):
         y += ROW
-        svg.text(left, y, f"{i}. L{top_head.layer} H{top_head.head} (KV {top_head.kv_head})  {top_head.score:.2f}")
+        name = t(ctx.lang, "figures.cell_head", layer=top_head.layer, head=top_head.head, kv=top_head.kv_head)
+        svg.text(left, y, f"{i}. {name}  {top_head.score:.2f}")
     return svg.to_string()
 
 
 def _layer_row(
-    svg: Svg, layer: int, row: list[float], kv_of: list[int], *, best: int, x: tuple[float, float], y: float, top: float
+    svg: Svg,
+    ctx: Ctx,
+    layer: int,
+    row: list[float],
+    kv_of: list[int],
+    *,
+    best: int,
+    x: tuple[float, float],
+    y: float,
+    top: float,
 ) -> None:
     """One layer at height ``y``: its number, a cell per head from ``x[0]`` (shaded against
     ``top``, its value written when it is 0.1 or more), and its best head at ``x[1]``."""
@@ -71,7 +81,8 @@ def _layer_row(
     svg.text(left - 6, y + CH - 6, str(layer), anchor="end", size=11, fill=DIM)
     for h, v in enumerate(row):
         frac = v / top
-        svg.rect(left + h * CW, y, CW, CH, heat(frac), title=f"L{layer} H{h} (KV {kv_of[h]}): {v:.3f}")
+        name = t(ctx.lang, "figures.cell_head", layer=layer, head=h, kv=kv_of[h])
+        svg.rect(left + h * CW, y, CW, CH, heat(frac), title=f"{name}: {v:.3f}")
         if v >= 0.1:
             value = f"{v:.2f}"[1:] if v < 1 else "1.0"
             svg.text(left + h * CW + CW / 2, y + CH - 6, value, anchor="middle", size=9.5, fill=ink_on(frac))

@@ -27,7 +27,7 @@ def figure(r: KnockoutResult, ctx: Ctx) -> str:
 
     svg = Svg(title=f"attnscope knockout: {r.query.text} -> {r.key.text}")
     lines = [
-        t(lang, "knockout.baseline", metric=metric, value=f"{r.baseline:.3f}"),
+        t(lang, f"knockout.baseline_{r.metric.kind}", metric=metric, value=f"{r.baseline:.3f}"),
         t(
             lang,
             "knockout.edges",

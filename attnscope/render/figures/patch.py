@@ -29,7 +29,7 @@ def figure(r: PatchResult, ctx: Ctx) -> str:
         t(lang, "patch.clean", text=r.clean_text, n=len(r.clean_tokens)),
         t(lang, "patch.corrupt", text=r.corrupt_text, n=len(r.corrupt_tokens)),
         t(lang, f"patch.{r.direction}"),
-        t(lang, "patch.values", metric=metric, clean=f"{r.clean:.3f}", corrupt=f"{r.corrupt:.3f}"),
+        t(lang, f"patch.values_{r.metric.kind}", metric=metric, clean=f"{r.clean:.3f}", corrupt=f"{r.corrupt:.3f}"),
         model_line(ctx, r.model),
     ]
     y = header(svg, ctx, t(lang, "patch.fig_title", metric=metric), lines)
@@ -38,9 +38,13 @@ def figure(r: PatchResult, ctx: Ctx) -> str:
     for site, key in (("head", "patch.fig_heads"), ("k", "patch.fig_k"), ("v", "patch.fig_v")):
         values = rec[site]
         if values is not None:
-            prefix = "H" if site == "head" else "KV"
-            names = [f"{prefix}{j}" for j in range(len(values[0]))]
-            x, bottom = _grid(svg, x, y, t(lang, key), r, values, [n[len(prefix) :] for n in names], names.__getitem__)
+            cell = "figures.cell_layer_head" if site == "head" else "figures.cell_kv"
+            columns = [str(j) for j in range(len(values[0]))]
+
+            def name(layer: int, j: int, cell: str = cell) -> str:
+                return t(lang, cell, layer=layer, head=j, kv=j)
+
+            x, bottom = _grid(svg, x, y, t(lang, key), r, values, columns, name)
             x += 30
     values = rec["resid"]
     if values is not None:
@@ -55,7 +59,7 @@ def figure(r: PatchResult, ctx: Ctx) -> str:
             r,
             values,
             names,
-            lambda j: f"{r.positions[j]} {names[j]}",
+            lambda layer, j: t(lang, "figures.cell_position", layer=layer, pos=r.positions[j], token=names[j]),
             width,
         )
     y = bottom + 14
@@ -71,7 +75,7 @@ def _grid(
     r: PatchResult,
     grid: list[list[float]],
     names: list[str],
-    what: Callable[[int], str],
+    what: Callable[[int, int], str],
     cell_w: float = CW,
 ) -> tuple[float, float]:
     def ok(v: float) -> bool:
@@ -86,7 +90,7 @@ def _grid(
         names,
         frac=lambda i, j: grid[i][j] if ok(grid[i][j]) else 0.0,
         label=lambda i, j: f"{grid[i][j]:.1f}" if ok(grid[i][j]) and abs(grid[i][j]) >= 0.1 else "",
-        tip=lambda i, j: f"L{r.layers[i]} {what(j)}: {grid[i][j]:.3f}",
+        tip=lambda i, j: f"{what(r.layers[i], j)}: {grid[i][j]:.3f}",
         other=lambda i, j: BELOW if grid[i][j] < -0.05 else None,
         cell_w=cell_w,
     )

@@ -92,7 +92,8 @@ def figure(r: WeightsResult, ctx: Ctx) -> str:
         _selection(r, ctx),
         model_line(ctx, r.model),
     ]
-    title = t(ctx.lang, "weights.chart_title_norm") if r.measure == "norm" else t(ctx.lang, "figures.weights.title")
+    norm = r.measure == "norm"
+    title = t(ctx.lang, "weights.chart_title_norm") if norm else t(ctx.lang, "figures.weights.title", query=q.text)
     y = header(svg, ctx, title, lines)
     if r.view.per_head and r.per_head:
         for chart in r.per_head:

@@ -5,6 +5,8 @@
 #   samples/regenerate.sh [MODEL]      MODEL defaults to $ATTNSCOPE_REAL_MODEL, then the
 #                                      GGUF that shared/real-model/fetch.sh downloads.
 #   samples/regenerate.sh --svg-only   redraw every SVG from the saved JSON (no model; after a view changes)
+#   samples/regenerate.sh --explore-only [MODEL]   only the explorer pages (after the page's script,
+#                                      style or catalogue changes; tests/unit/test_samples.py says when)
 # Look at any of them with no model:   attnscope render samples/heads-seed.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +21,26 @@ if [ "${1:-}" = "--svg-only" ]; then
   done
   exit 0
 fi
+EXPLORE_ONLY=
+if [ "${1:-}" = "--explore-only" ]; then
+  EXPLORE_ONLY=1
+  shift
+fi
 MODEL="${1:-${ATTNSCOPE_REAL_MODEL:-$HOME/.cache/attnscope-real/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}}"
 SEED="민수는 사과를 샀다. 그는 그것을 먹었다."
 export COLUMNS=100
+
+explore_pages() {
+  # The explorer pages (one self-contained HTML file each, no network): the seed sentence with
+  # 그것을 as the query and 사과를 as the key of the heads grid, and the chat sample.
+  python -m attnscope explore "$SEED" --query 그것을 --key 사과를 --model "$MODEL" -o samples/explore-seed.html
+  python -m attnscope explore --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
+    --key 토마토는 --model "$MODEL" -o samples/explore-chat.html
+}
+if [ -n "$EXPLORE_ONLY" ]; then
+  explore_pages
+  exit 0
+fi
 
 sample() {  # sample NAME COMMAND ARGS...: samples/NAME.json and samples/NAME.svg (the figure, drawn from the JSON)
   local name=$1
@@ -59,8 +78,4 @@ sample info info --model "$MODEL"
 sample_ko weights-seed
 sample_ko heads-seed
 sample_ko mask-batch
-# The explorer pages (one self-contained HTML file each, no network): the seed sentence with
-# 그것을 as the query and 사과를 as the key of the heads grid, and the chat sample.
-python -m attnscope explore "$SEED" --query 그것을 --key 사과를 --model "$MODEL" -o samples/explore-seed.html
-python -m attnscope explore --chat --system "당신은 친절한 과학 선생님입니다." "토마토는 과일일까 채소일까?" \
-  --key 토마토는 --model "$MODEL" -o samples/explore-chat.html
+explore_pages

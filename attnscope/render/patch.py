@@ -89,7 +89,8 @@ def view(r: PatchResult, ctx: Ctx) -> RenderableType:
     if r.offset:
         parts.append(Text(t(lang, "patch.aligned", n=len(r.positions)), style="dim"))
     parts.append(Text(t(lang, f"patch.{r.direction}")))
-    parts.append(Text(t(lang, f"patch.values_{r.metric.kind}", metric=metric, clean=f"{r.clean:.3f}", corrupt=f"{r.corrupt:.3f}")))
+    said = t(lang, f"patch.values_{r.metric.kind}", metric=metric, clean=f"{r.clean:.3f}", corrupt=f"{r.corrupt:.3f}")
+    parts.append(Text(said))
     parts += [model_line(lang, r.model), Text("")]
     for site in ("head", "k", "v"):
         values = rec[site]

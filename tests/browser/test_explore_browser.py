@@ -124,7 +124,8 @@ def test_page_opens_offline_and_clicks_give_the_models_numbers(browser, seed_pag
 
         # Korean, from the same catalogue
         page.click('.langs button[value="ko"]')
-        assert t("ko", "figures.weights.title") in page.text_content("#chart-title")
+        label = doc["tokens"][4]["label"]
+        assert t("ko", "figures.weights.title", query=label) in page.text_content("#chart-title")
         assert page.text_content("#chart-sel") == t(
             "ko", "explore.sel.layer", layer=layer, heads=doc["model"]["num_attention_heads"]
         )
@@ -180,6 +181,40 @@ def test_effect_layer_shows_the_ablate_effects(browser, cli, model_dir, tmp_path
             assert abs(value - ablated["effects"][layer][head]) < 1e-6
         page.click("button[data-layer=weight]")
         assert page.text_content("#grid-title").startswith("Weight from")
+        assert opened.errors == []
+    finally:
+        page.close()
+
+
+def test_korean_page_uses_the_notes_words_and_the_catalogues_particles(browser, seed_page, tmp_path):
+    """In Korean, every text the script draws (labels, titles, tooltips) holds no banned term, and
+    the chart's title takes the particle i18n gives each query ("그것을"이, " 사"가)."""
+    import re
+
+    from attnscope.render.messages.ko import BANNED
+
+    opened = open_file(browser, seed_page)
+    page = opened.page
+    try:
+        page.wait_for_selector("body[data-ready]", timeout=15000)
+        page.click('.langs button[value="ko"]')
+        labels = page.evaluate("() => [...document.querySelectorAll('#tokens .tok')].map(b => +b.dataset.pos)")
+        tokens = page.evaluate(
+            "() => JSON.parse(document.getElementById('attnscope-data').textContent).tokens.map(t => t.label)"
+        )
+        for pos in labels:
+            page.click(f'#tokens .tok[data-pos="{pos}"]')
+            want = t("ko", "figures.weights.title", query=tokens[pos]) + ": "
+            want += t("ko", "figures.query", query=tokens[pos], pos=pos)
+            assert page.text_content("#chart-title") == want
+        page.click('#grid rect.cell[data-layer="1"][data-head="2"]')
+        words = page.evaluate(
+            """() => [document.body.innerText,
+                ...[...document.querySelectorAll('title, [title]')].map(e => e.getAttribute('title') || e.textContent)]"""
+        )
+        assert any("K·V 헤드" in w for w in words)  # the cells' tooltips name the K·V head in the note's words
+        assert [(w, use) for w in words for pattern, use in BANNED if re.search(pattern, w)] == []
+        page.screenshot(path=str(tmp_path / "explore-ko-head.png"), full_page=True)
         assert opened.errors == []
     finally:
         page.close()

@@ -14,6 +14,8 @@ def test_hangul_and_cjk_count_as_wide():
     assert text_width("abc") < text_width("민수는") and text_width("abc") == 3 * 0.62 * FONT_SIZE
     assert text_width("🍎") > FONT_SIZE
     assert text_width("e\u0301") == text_width("e")  # a combining accent takes no room
+    # the shading and rules of the text views: the CJK font named first draws each an em wide
+    assert text_width("░▒▓█") == text_width("│─") * 2 == 4 * FONT_SIZE
 
 
 def test_clip_fits_with_an_ellipsis():

@@ -1,8 +1,9 @@
 """A small SVG builder for attnscope's figures: text measured by the figure, rectangles, a heat scale.
 
 Text widths are estimated from each character's East Asian width class
-(``unicodedata.east_asian_width``): a Hangul syllable, a CJK ideograph or a fullwidth
-form counts as one em, an emoji a little more, combining marks nothing, and every other
+(``unicodedata.east_asian_width``): a Hangul syllable, a CJK ideograph, a fullwidth
+form or a box-drawing or block character (│, ░, which the CJK font draws an em wide) counts as
+one em, an emoji a little more, combining marks nothing, and every other
 character a generous 0.62 em, so a label laid out from these widths never overlaps its
 neighbour in the fonts named in :data:`FONT_FAMILY`. The builder writes plain SVG 1.1:
 no script, no external font, no URL but the SVG namespace. It knows nothing about
@@ -45,8 +46,8 @@ def char_em(ch: str) -> float:
     code = ord(ch)
     if code >= 0x1F000 or 0x2600 <= code <= 0x27BF:
         return 1.25  # emoji and pictographs: colour emoji fonts are wider than an em
-    if unicodedata.east_asian_width(ch) in ("W", "F"):
-        return 1.0
+    if unicodedata.east_asian_width(ch) in ("W", "F") or 0x2500 <= code <= 0x259F:
+        return 1.0  # box drawing and block elements (│, ░, █) too: the CJK font named first draws them an em wide
     if ch == " ":
         return 0.33
     return 0.62

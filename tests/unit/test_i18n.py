@@ -145,15 +145,24 @@ FIXED_PARTICLE = re.compile(
 )
 
 
+PAREN_AFTER_FIELD = re.compile(r"(?<!\{)\{[^{}:/]*(?::[^{}/]*)?\}\([^()]*\)")
+
+
 def _fixed_particles(template: str) -> list[str]:
     """Each ``{placeholder}particle`` of ``template``. A placeholder with the helper's particle
     (``{name:/이라}는``) is followed by the rest of that particle, not by a fixed one."""
     parts = list(string.Formatter().parse(template))
-    return [
+    found = [
         "{" + field + "}" + after[:3]
         for (_, field, spec, _), (after, _, _, _) in zip(parts, parts[1:] + [("", None, None, None)], strict=True)
         if field is not None and "/" not in (spec or "") and FIXED_PARTICLE.match(after)
     ]
+    # the particle after a parenthesis belongs to the word before it: 위치 {pos}(“{token}”)가 is
+    # 위치 3(“포”)가, where 위치 3이 is right
+    for m in PAREN_AFTER_FIELD.finditer(template):
+        if FIXED_PARTICLE.match(template[m.end() :]):
+            found.append(m.group(0) + template[m.end() : m.end() + 2])
+    return found
 
 
 def test_no_fixed_particle_after_a_placeholder() -> None:
@@ -177,6 +186,9 @@ def test_no_fixed_particle_after_a_placeholder() -> None:
         ("{n}개, {n}번째, {x}의 {y}에서 {k}가지", []),
         ("d = {d}이므로, 차이는 {kp}이고", []),
         ('{{"prompt": "..."}} 같은 객체', []),
+        ("위치 {pos}(“{token}”)가 되돌린다", ["{pos}(“{token}”)가 "]),
+        ("{head}(비율 {weight})는 든다", ["{head}(비율 {weight})는 "]),
+        ("헤드는 {head:/이다}(비율 {weight}). 위치 0({label})이", []),
     ],
 )
 def test_the_particle_scan_finds_what_it_should(template: str, hits: list[str]) -> None:

@@ -41,3 +41,13 @@ def test_size_grows_with_what_is_drawn():
     svg.rect(10, 20, 30, 40, "#000000")
     svg.text(100, 50, "민수는", anchor="end")
     assert svg.width == 100 and svg.height == 60
+
+
+def test_a_long_header_line_is_wrapped_at_spaces_and_reads_the_same():
+    from attnscope.render.figures.common import WRAP, wrapped
+
+    line = "잔차 스트림은 위치마다 레이어를 지날 때마다 결과를 더해 가는 벡터다. " * 6
+    parts = wrapped(line.strip())
+    assert len(parts) > 1 and all(text_width(p) <= WRAP for p in parts)
+    assert " ".join(parts) == line.strip()
+    assert wrapped("clean   “민수는”") == ["clean   “민수는”"]  # a short line keeps its spaces

@@ -13,6 +13,18 @@ from attnscope.results.common import ModelInfo, Token, Word
 
 ROW = round(FONT_SIZE * LINE)  # one text row
 MARGIN = 14.0
+WRAP = 1000.0  # a header or note line wider than this (in px) goes on over more lines
+
+
+def wrapped(line: str, size: float = FONT_SIZE, width: float = WRAP) -> list[str]:
+    """``line`` cut at spaces into lines no wider than ``width`` (a word wider than that stays whole)."""
+    out: list[str] = []
+    for word in line.split(" "):
+        if out and text_width(out[-1] + " " + word, size) <= width:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out or [line]
 BAR_PX = 240.0  # the bar of weight 1.0
 
 
@@ -34,8 +46,9 @@ def header(svg: Svg, ctx: Ctx, title: str, lines: list[str], y: float = MARGIN) 
     svg.text(MARGIN, y, title, size=16, bold=True)
     y += 6
     for line in lines:
-        y += ROW
-        svg.text(MARGIN, y, line, fill=DIM)
+        for part in wrapped(line):
+            y += ROW
+            svg.text(MARGIN, y, part, fill=DIM)
     return y + ROW * 0.6
 
 
@@ -86,6 +99,7 @@ def chart_rows(
 
 def notes(svg: Svg, y: float, lines: list[str]) -> float:
     for line in lines:
-        y += ROW
-        svg.text(MARGIN, y, line, fill=DIM, size=12)
+        for part in wrapped(line, 12):
+            y += ROW
+            svg.text(MARGIN, y, part, fill=DIM, size=12)
     return y

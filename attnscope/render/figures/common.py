@@ -25,6 +25,8 @@ def wrapped(line: str, size: float = FONT_SIZE, width: float = WRAP) -> list[str
         else:
             out.append(word)
     return out or [line]
+
+
 BAR_PX = 240.0  # the bar of weight 1.0
 
 

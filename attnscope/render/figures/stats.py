@@ -76,7 +76,7 @@ def _grid(svg: Svg, r: StatsResult, ctx: Ctx, name: str, x: float, y: float, lab
     svg.text(x, y + ROW * 0.9, t(ctx.lang, "stats.scale", top=f"{top:.3g}"), size=10, fill=DIM)
     y0 = y + ROW * 1.3 + HEAD_ROW
     n_heads = len(stat.mean[0]) if stat.mean else 0
-    svg.text(x, y0 - 2, "H", size=8, fill=DIM)
+    svg.text(x + label_w - 2, y0 - 2, "H", size=8, fill=DIM, anchor="end")  # clear of the layer labels below it
     step = 2 if n_heads <= 16 else 4 if n_heads <= 32 else 8
     for head in range(0, n_heads, step):
         svg.text(x + label_w + head * CELL + CELL * 0.5, y0 - 2, str(head), size=7, fill=DIM, anchor="middle")

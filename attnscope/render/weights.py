@@ -151,7 +151,8 @@ def hardest_block(r: WeightsResult, lang: Lang, limit: int) -> list[RenderableTy
     table.add_column("head", no_wrap=True)
     table.add_column("weight", justify="right", no_wrap=True)
     for h in r.hardest[:limit]:
-        table.add_row(key_name(r, h.label, h.segment, lang), "←", f"L{h.layer} H{h.head}", f"{h.weight:.2f}")
+        arrow = t(lang, "weights.hardest_arrow")
+        table.add_row(key_name(r, h.label, h.segment, lang), arrow, f"L{h.layer} H{h.head}", f"{h.weight:.2f}")
     out: list[RenderableType] = [Text(t(lang, f"weights.hardest_title_{r.view.by}")), table]
     hint_key = "weights.hardest_hint_segment" if r.view.by == "segment" else "weights.hardest_hint"
     hint = t(lang, hint_key, count=len(r.layers) * len(r.heads), layers=len(r.layers), heads=len(r.heads))

@@ -68,6 +68,7 @@ MESSAGES: dict[str, str] = {
     "weights.hardest_title_word": "who looks hardest at each word (the head that puts the most on it)",
     "weights.hardest_title_token": "who looks hardest at each token (the head that puts the most on it)",
     "weights.hardest_title_segment": "who looks hardest at each segment (the head that puts the most on it)",
+    "weights.hardest_arrow": "←",
     "weights.hardest_hint": "from the {count} query rows of {layers} layer(s) x {heads} head(s) (no second run); position 0 and the query's own word are left out. attnscope heads -q QUERY -k WORD ranks every head for one word.",
     "weights.hardest_hint_segment": "from the {count} query rows of {layers} layer(s) x {heads} head(s) (no second run); position 0 and the segment holding the query are left out.",
     "weights.completeness": (

@@ -65,9 +65,10 @@ MESSAGES: dict[str, str] = {
         "가져가므로 K의 비율을 더하면 1에서 그만큼 모자란다."
     ),
     "weights.sink_norm": "노름으로 재도 위치 0({label})이 {share:/을} 가져간다. 더하는 벡터의 크기로 봐도 어텐션 싱크다({threshold} 이상). --no-sink는 위치 0을 뺀다.",
-    "weights.hardest_title_word": "단어마다 가장 많이 보는 헤드(그 단어에 가장 많이 두는 헤드)",
-    "weights.hardest_title_token": "토큰마다 가장 많이 보는 헤드(그 토큰에 가장 많이 두는 헤드)",
-    "weights.hardest_title_segment": "구간마다 가장 많이 보는 헤드(그 구간에 가장 많이 두는 헤드)",
+    "weights.hardest_title_word": "단어마다 그 단어를 가장 많이 보는 헤드(화살표는 정보가 가는 방향이다. 단어의 정보가 그 헤드로 들어간다)",
+    "weights.hardest_title_token": "토큰마다 그 토큰을 가장 많이 보는 헤드(화살표는 정보가 가는 방향이다. 토큰의 정보가 그 헤드로 들어간다)",
+    "weights.hardest_title_segment": "구간마다 그 구간을 가장 많이 보는 헤드(화살표는 정보가 가는 방향이다. 구간의 정보가 그 헤드로 들어간다)",
+    "weights.hardest_arrow": "→",
     "weights.hardest_hint": "레이어 {layers}개 × 헤드 {heads}개, 곧 Q 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q 자신의 단어는 뺐다. 한 단어를 두고 모든 헤드의 순위를 보려면 heads 명령에 -q와 -k로 단어를 준다.",
     "weights.hardest_hint_segment": "레이어 {layers}개 × 헤드 {heads}개, 곧 Q 행 {count}개에서 골랐다(다시 실행하지 않는다). 위치 0과 Q가 든 구간은 뺐다.",
     "weights.completeness": "완전성 검사: 헤드와 K 전체에 걸쳐 비율 × f(x)를 더하면 Q 위치의 o_proj 출력과 같다. 레이어 {layers}개에서 가장 큰 차이는 {diff:/이다}.",

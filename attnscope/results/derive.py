@@ -547,30 +547,36 @@ def flow_routes(edges: Sequence[FlowEdge], checks: Sequence[FlowCheck], toleranc
     """The attention edges per layer, the input positions the routes reach, the edges into ``pos``
     (the prediction's position), the edge counts and the completeness verdict; ``checks`` has one
     entry per layer."""
-    attention: dict[int, list[FlowEdge]] = {}
-    inputs: set[int] = set()
-    for e in edges:
-        if e.kind == "attention":
-            attention.setdefault(e.layer, []).append(e)
-        if e.layer == 0 and e.block == "attention" and e.from_ is not None and e.kind != "bias":
-            inputs.add(e.from_)
-    for layer in attention.values():
-        layer.sort(key=edge_rank)
-    reading = sorted(layer for layer, found in attention.items() if any(e.from_ != e.to for e in found))
-    error = max((max(c.attention_error, c.mlp_error) for c in checks), default=0.0)
-    scale = max((c.scale for c in checks), default=0.0)
-    ok = all(max(c.attention_error, c.mlp_error) <= tolerance * max(1.0, c.scale) for c in checks)
+    attention = _attention_by_layer(edges)
+    errors = [max(c.attention_error, c.mlp_error) for c in checks]
     return FlowRoutes(
         attention=attention,
-        inputs=sorted(inputs),
-        reading=reading,
-        error=error,
-        scale=scale,
-        ok=ok,
+        inputs=_inputs(edges),
+        reading=sorted(layer for layer, found in attention.items() if any(e.from_ != e.to for e in found)),
+        error=max(errors, default=0.0),
+        scale=max((c.scale for c in checks), default=0.0),
+        ok=all(err <= tolerance * max(1.0, c.scale) for err, c in zip(errors, checks, strict=True)),
         direct=[e for layer in sorted(attention, reverse=True) for e in attention[layer] if e.to == pos],
         quiet=[layer for layer in range(len(checks)) if not attention.get(layer)],
         counts={kind: sum(e.kind == kind for e in edges) for kind in ("attention", "residual", "mlp", "bias")},
     )
+
+
+def _inputs(edges: Sequence[FlowEdge]) -> list[int]:
+    """The positions the routes reach at the first layer's input (the bias comes from none)."""
+    reached = {e.from_ for e in edges if e.layer == 0 and e.block == "attention" and e.kind != "bias"}
+    return sorted(j for j in reached if j is not None)
+
+
+def _attention_by_layer(edges: Sequence[FlowEdge]) -> dict[int, list[FlowEdge]]:
+    """layer -> its attention edges, in :func:`edge_rank` order."""
+    attention: dict[int, list[FlowEdge]] = {}
+    for e in edges:
+        if e.kind == "attention":
+            attention.setdefault(e.layer, []).append(e)
+    for layer in attention.values():
+        layer.sort(key=edge_rank)
+    return attention
 
 
 # --- stats ------------------------------------------------------------------------------

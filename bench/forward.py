@@ -102,7 +102,7 @@ def _forward_fn(kind: str, loaded: Any) -> Callable[[Any], Any]:
     """The call timed for ``kind``: a plain or eager decoder forward, or attnscope's capture."""
     import torch
 
-    from attnscope.capture import engine
+    from attnscope.capture import anatomy, engine
 
     model = loaded.model
     n_layers = loaded.info.num_hidden_layers
@@ -111,12 +111,13 @@ def _forward_fn(kind: str, loaded: Any) -> Callable[[Any], Any]:
     elif kind == "eager":
         model.set_attn_implementation("eager")
     device = next(model.parameters()).device
+    decoder = anatomy.of(model).decoder
 
     def forward(ids: torch.Tensor) -> Any:
         mask = torch.ones_like(ids)
         if kind in ("plain", "eager"):
             with torch.inference_mode():
-                return engine.decoder(model)(
+                return decoder(
                     input_ids=ids.to(device),
                     attention_mask=mask.to(device),
                     position_ids=engine.position_ids(mask).to(device),

@@ -51,13 +51,13 @@ def cases(tokenizer: Any) -> dict[str, tuple[Any, Any]]:
 def eager_rows(model: Any, ids: Any, mask: Any) -> list[Any]:
     import torch
 
-    from attnscope.capture import engine
+    from attnscope.capture import anatomy, engine
 
     model.set_attn_implementation("eager")
     device = next(model.parameters()).device
     try:
         with torch.inference_mode():
-            out = engine.decoder(model)(
+            out = anatomy.of(model).decoder(
                 input_ids=ids.to(device),
                 attention_mask=mask.to(device),
                 position_ids=engine.position_ids(mask).to(device),

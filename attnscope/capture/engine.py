@@ -11,7 +11,8 @@ query head. The forward stops right after the last layer that is needed.
 
 Axes, everywhere: ``batch, head, query_pos, key_pos``. This module does not tokenize or
 print; it takes tensors and returns tensors. :func:`prepare` switches a loaded model to the
-capturing attention, and :func:`load` is ``attnscope.model.load`` followed by it.
+capturing attention (and builds its ``capture.anatomy``), and :func:`load` is
+``attnscope.model.load`` followed by it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
-from attnscope.capture import masking
+from attnscope.capture import anatomy, masking
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import Loaded
 
@@ -326,33 +327,12 @@ def _norms(
     """||f_h(x_j)|| for every head and key, and the completeness check where all heads' rows exist."""
     from attnscope.capture import norm
 
-    o_proj, n_heads = head_writer(module, int(value.shape[-1]), "the norm measure")
+    o_proj, n_heads = anatomy.head_writer(module, int(value.shape[-1]), "the norm measure")
     weight = o_proj.weight
     captured.norms[layer] = norm.value_norms(value, weight, n_heads).cpu()  # (B, H, T)
     if layer in captured.rows and request.heads is None:
         rows = captured.rows[layer].exp() if request.log_rows and request.consume is not None else captured.rows[layer]
         captured.completeness[layer] = norm.completeness(rows, value, out, positions, o_proj)
-
-
-def head_writer(module: torch.nn.Module, head_dim: int, what: str) -> tuple[torch.nn.Linear, int]:
-    """The attention module's o_proj and its number of query heads, where what a key adds through
-    head h is ``alpha_ij f_h(x_j)``; an error naming ``what`` needs it otherwise."""
-    o_proj = getattr(module, "o_proj", None)
-    weight = getattr(o_proj, "weight", None)
-    if not isinstance(o_proj, torch.nn.Linear) or not isinstance(weight, torch.Tensor):
-        raise AttnscopeError(
-            f"{type(module).__name__} has no o_proj linear layer whose input columns split per head; {what} needs one",
-            ExitCode.MODEL,
-        )
-    n_heads = int(weight.shape[1]) // head_dim
-    q_proj = getattr(module, "q_proj", None)
-    if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * head_dim:
-        raise AttnscopeError(
-            f"{type(module).__name__} gates each head's output (a sigmoid of the query side) before o_proj, "
-            f"so what a key adds is not alpha_ij f_h(x_j) and {what} does not apply",
-            ExitCode.MODEL,
-        )
-    return o_proj, n_heads
 
 
 def _select_heads(
@@ -389,6 +369,7 @@ def prepare(model: Any) -> None:
             "cannot be captured (docs/models.md lists the families attnscope is tested on)",
             ExitCode.MODEL,
         )
+    anatomy.of(model)  # built once, kept on the model
 
 
 def load(model: str | None = None, **options: Any) -> Loaded:
@@ -416,12 +397,6 @@ def session(request: Request) -> Iterator[Captured]:
         _active = None
 
 
-def decoder(model: torch.nn.Module) -> torch.nn.Module:
-    """The base decoder of a *ForCausalLM (no lm_head: logits are never computed here)."""
-    base = getattr(model, "model", None)
-    return base if isinstance(base, torch.nn.Module) else model
-
-
 def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
     """(batch, T) positions that ignore padding, so a padded sequence sees the same RoPE
     angles as when it runs alone."""
@@ -444,7 +419,7 @@ def run(
     _guard_memory(model, input_ids, attention_mask, request, str(device))
     with session(request) as captured, torch.inference_mode():
         try:
-            decoder(model)(
+            anatomy.of(model).decoder(
                 input_ids=input_ids.to(device),
                 attention_mask=attention_mask.to(device),
                 position_ids=position_ids(attention_mask).to(device),

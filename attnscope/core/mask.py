@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine, masking
+from attnscope.capture import anatomy, engine, masking
 from attnscope.core import maskgrid
 from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.prompt.spec import ChatSpec, one_of
@@ -93,8 +93,8 @@ def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -
     mask: the 4D float mask eager attention received, (B, 1, T, T). weights: (B, H, T, T)
     fp32. The model is switched back to attnscope's capturing attention afterwards.
     """
-    layers = getattr(engine.decoder(model), "layers", None)
-    attn = getattr(layers[0], "self_attn", None) if layers is not None and len(layers) else None
+    body = anatomy.of(model)
+    attn = body.layers[0].attn if body.layers else None
     if not isinstance(attn, torch.nn.Module):
         raise AttnscopeError("cannot find layer 0's self_attn module to read the eager mask", ExitCode.MODEL)
     seen: dict[str, Any] = {}
@@ -109,7 +109,7 @@ def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -
     handle = attn.register_forward_hook(hook, with_kwargs=True)
     try:
         with torch.inference_mode():
-            engine.decoder(model)(
+            body.decoder(
                 input_ids=ids.to(device),
                 attention_mask=mask.to(device),
                 position_ids=engine.position_ids(mask).to(device),

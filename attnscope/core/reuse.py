@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import every_layer, tolerance
 from attnscope.core.prompt.tokens import check_length, encode, readable, vocab_label
 from attnscope.errors import AttnscopeError, ExitCode
@@ -120,8 +120,8 @@ def _layer0_qkv(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, t
     )
     device = _device(model)
     q, k, v = (t.to(device) for t in got.qkv[0])
-    layers = getattr(engine.decoder(model), "layers", None)
-    scaling = float(getattr(layers[0].self_attn, "scaling", q.shape[-1] ** -0.5)) if layers is not None else 1.0
+    body = anatomy.of(model)
+    scaling = body.layers[0].scaling(q.shape[-1] ** -0.5) if body.layers else 1.0
     return q, k, v, scaling
 
 

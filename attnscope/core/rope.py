@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.prompt.spec import one
 from attnscope.core.prompt.tokens import check_length, encode
@@ -68,46 +68,9 @@ class Projections:
 
 def attention_module(model: torch.nn.Module, layer: int, what: str = "this command") -> Any:
     """Layer ``layer``'s attention module, when ``what`` (explain, rope) can recompute its q and k
-    as ``RoPE(q_proj(x))``, ``RoPE(k_proj(x))``; otherwise one error saying which step it lacks."""
-    layers = getattr(engine.decoder(model), "layers", None)
-    attn = getattr(layers[layer], "self_attn", None) if layers is not None else None
-    why = None if attn is None else _not_recomputable(model, attn)
-    if attn is None:
-        why = "it has no layers[N].self_attn"
-    if why is not None:
-        model_type = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
-        raise AttnscopeError(
-            f"{what} recomputes q and k as RoPE(q_proj(x)) and RoPE(k_proj(x)), and layer {layer} of this "
-            f"{model_type} model does not: {why}",
-            ExitCode.MODEL,
-        )
-    return attn
-
-
-def _not_recomputable(model: torch.nn.Module, attn: Any) -> str | None:
-    """Why q and k of ``attn`` are not RoPE of a plain q_proj / k_proj output, or None when they are."""
-    config = getattr(model, "config", None)
-    if not all(isinstance(getattr(attn, n, None), torch.nn.Linear) for n in ("q_proj", "k_proj", "v_proj")):
-        return "it projects q, k and v with one fused layer (no separate q_proj, k_proj, v_proj)"
-    if any(isinstance(getattr(attn, n, None), torch.nn.Module) for n in ("q_norm", "k_norm")):
-        return "it normalises q and k (q_norm, k_norm) between the projection and RoPE"
-    heads = int(getattr(config, "num_attention_heads", 0) or 0)
-    head_dim = int(getattr(attn, "head_dim", 0) or 0)
-    if heads and head_dim and attn.q_proj.out_features != heads * head_dim:
-        return "its q_proj also makes a gate for each head's output"
-    rope = getattr(config, "rope_parameters", None) or {}
-    partial = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
-    partial = partial if partial is not None else getattr(config, "partial_rotary_factor", 1.0)
-    if isinstance(partial, (int, float)) and partial < 1.0:
-        return f"it rotates only part of each head (partial_rotary_factor {partial:g})"
-    if getattr(attn, "use_rope", True) in (False, 0):
-        return "this layer applies no RoPE at all (a NoPE layer)"
-    if getattr(engine.decoder(model), "rotary_emb", None) is None:
-        return "it has no rotary_emb module on the decoder to call"
-    width = cos_sin(model, [0])[0].shape[-1]
-    if head_dim and width != head_dim:
-        return f"its rotary_emb gives cos/sin for {width} of the {head_dim} dims of a head, applied its own way"
-    return None
+    as ``RoPE(q_proj(x))``, ``RoPE(k_proj(x))``; otherwise one error saying which step it lacks
+    (``capture.anatomy.Anatomy.recompute_problem``)."""
+    return anatomy.of(model).recomputable(layer, what)
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -173,7 +136,7 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
         rows=got.rows[layer][0],  # (H, P, T)
         output=got.output[layer][0].float(),  # (T, H, D)
         mask=got.mask.get(layer),
-        scaling=float(getattr(attn, "scaling", head_dim**-0.5)),
+        scaling=anatomy.of(model).layers[layer].scaling(head_dim**-0.5),
     )
 
 
@@ -188,14 +151,7 @@ def rope_theta(config: Any) -> tuple[float, str]:
 
 def cos_sin(model: torch.nn.Module, positions: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     """The model's own rotary_emb at arbitrary positions: cos, sin each (len(positions), D), fp32."""
-    rotary = getattr(engine.decoder(model), "rotary_emb", None)
-    if rotary is None:
-        raise AttnscopeError(f"{type(model).__name__}: no rotary_emb on the decoder", ExitCode.MODEL)
-    device = next(model.parameters()).device
-    pos = torch.tensor([positions], device=device)  # (1, N)
-    with torch.inference_mode():
-        cos, sin = rotary(torch.zeros(1, dtype=torch.float32, device=device), pos)  # each (1, N, D)
-    return cos[0].float().cpu(), sin[0].float().cpu()
+    return anatomy.of(model).cos_sin(positions)
 
 
 def relative_check(
@@ -284,7 +240,7 @@ def rope(
     config = model.config
     info = loaded.info
     theta, rope_type = rope_theta(config)
-    head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
+    head_dim = anatomy.of(model).head_dim
     if pos < 0:
         raise AttnscopeError(f"pos {pos}: a position is 0 or more", option="pos")
     shifts = _positive_shifts(deltas)
@@ -349,8 +305,7 @@ def _shifts_in_range(shifts: list[int], m: int, max_pos: int | None, *, chosen: 
 def _inv_freq_diff(model: torch.nn.Module, table: Sequence[Pair]) -> float | None:
     """The largest relative difference between the model's own ``rotary_emb.inv_freq`` and the
     speeds computed from ``rope_theta`` (None when the model keeps no such tensor)."""
-    rotary = getattr(engine.decoder(model), "rotary_emb", None)
-    model_inv = getattr(rotary, "inv_freq", None)
+    model_inv = getattr(anatomy.of(model).rotary, "inv_freq", None)
     if not isinstance(model_inv, torch.Tensor):
         return None
     ours = torch.tensor([p.inv_freq for p in table], dtype=torch.float64)

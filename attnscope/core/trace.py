@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import tolerance
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at, vocab_label
@@ -31,45 +31,14 @@ from attnscope.model import Loaded
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
 
 
-def final_norm(model: torch.nn.Module) -> torch.nn.Module:
-    norm = getattr(engine.decoder(model), "norm", None)
-    if not isinstance(norm, torch.nn.Module):
-        raise AttnscopeError(f"{type(model).__name__}: no final norm on the decoder", ExitCode.MODEL)
-    return norm
-
-
-def lm_head(model: torch.nn.Module) -> torch.nn.Module:
-    head = getattr(model, "lm_head", None)
-    if not isinstance(head, torch.nn.Module):
-        raise AttnscopeError(f"{type(model).__name__}: no lm_head; trace needs a causal LM", ExitCode.MODEL)
-    return head
-
-
 def logit_lens(model: torch.nn.Module, vectors: torch.Tensor) -> torch.Tensor:
-    """vectors (N, hidden) raw residual stream -> (N, vocab) fp32 CPU logits (:func:`head_logits`)."""
+    """vectors (N, hidden) raw residual stream -> (N, vocab) fp32 CPU logits (``capture.anatomy``'s
+    final norm, lm_head, and the family's logit scale and soft-cap)."""
     param = next(model.parameters())
     with torch.inference_mode():
-        out: torch.Tensor = head_logits(model, vectors.to(device=param.device, dtype=param.dtype)).float().cpu()
+        logits = anatomy.of(model).logits(vectors.to(device=param.device, dtype=param.dtype))
+        out: torch.Tensor = logits.float().cpu()
         return out
-
-
-def head_logits(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """(..., hidden) raw residual stream -> (..., vocab) logits via final norm + lm_head, then what
-    the model's own head does to its logits: a scale (Cohere's ``logit_scale``, Granite's
-    ``logits_scaling``) and final soft-capping (Gemma 2/3's ``final_logit_softcapping``). Gradients
-    flow through it (``ablate --approx``)."""
-    config = getattr(model, "config", None)
-    logits: torch.Tensor = lm_head(model)(final_norm(model)(x))
-    scale = getattr(model, "logit_scale", None)
-    if isinstance(scale, (int, float)):
-        logits = logits * scale
-    divide = getattr(config, "logits_scaling", None)
-    if isinstance(divide, (int, float)) and divide:
-        logits = logits / divide
-    cap = getattr(config, "final_logit_softcapping", None)
-    if isinstance(cap, (int, float)) and cap:
-        logits = torch.tanh(logits / cap) * cap
-    return logits
 
 
 def _top(tokenizer: Any, logits: torch.Tensor, k: int) -> list[TopToken]:
@@ -84,9 +53,10 @@ def _top(tokenizer: Any, logits: torch.Tensor, k: int) -> list[TopToken]:
 def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
     """(L+1, T, hidden) raw residual stream: embedding, then each layer's output, all unnormed;
     plus max |hidden_states[-1] - final_norm(raw last layer output)|."""
-    decoder = engine.decoder(model)
-    layers = getattr(decoder, "layers", None)
-    if layers is None or len(layers) == 0:
+    body = anatomy.of(model)
+    decoder = body.decoder
+    layers = [layer.block for layer in body.layers]
+    if not layers:
         raise AttnscopeError(f"{type(model).__name__}: no decoder layers", ExitCode.MODEL)
     raw: dict[str, torch.Tensor] = {}
 
@@ -105,7 +75,7 @@ def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
     if hidden is None or len(hidden) != len(layers) + 1 or "last" not in raw:
         raise AttnscopeError("this model did not return one hidden state per layer", ExitCode.MODEL)
     with torch.inference_mode():
-        normed_diff = float((hidden[-1] - final_norm(model)(raw["last"])).abs().max())
+        normed_diff = float((hidden[-1] - body.norm_module()(raw["last"])).abs().max())
     rows = list(hidden[:-1]) + [raw["last"]]
     return torch.stack([h[0] for h in rows]).float().cpu(), normed_diff  # (L+1, T, hidden)
 

@@ -102,6 +102,12 @@ def gguf_config(meta: Mapping[str, Any], tensors: Mapping[str, Any]) -> dict[str
     return full
 
 
+def head_dim(config: Any) -> int:
+    """The width of one attention head: ``head_dim`` where the config sets it (Gemma, Qwen3),
+    else ``hidden_size // num_attention_heads``. The one place of this formula."""
+    return int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
+
+
 def attention_source(model_class: type) -> bool:
     """Whether the modeling module of ``model_class`` runs its attention through transformers'
     attention interface (the way transformers itself tells, from the module's source)."""

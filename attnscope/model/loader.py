@@ -16,7 +16,7 @@ from typing import Any
 
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.model import hub
-from attnscope.model.config import check_config, layer_kinds, model_shape
+from attnscope.model.config import check_config, head_dim, layer_kinds, model_shape
 from attnscope.model.gguf_cache import converted
 from attnscope.model.said import Progress, Said, noop
 from attnscope.model.tokenizer import check_vocab
@@ -225,7 +225,6 @@ def load(
         net = net.to(dev)
     net.eval()
     cfg = net.config
-    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     info = ModelInfo(
         id=spec,
         num_hidden_layers=int(cfg.num_hidden_layers),
@@ -234,7 +233,7 @@ def load(
         dtype=dtype_name,
         device=str(next(net.parameters()).device) if device_map is None else f"device_map={device_map}",
         model_type=str(cfg.model_type),
-        head_dim=int(head_dim),
+        head_dim=head_dim(cfg),
         layer_kinds=layer_kinds(cfg.to_dict()),
         sliding_window=_window(cfg),
         sink_logits=any(name.endswith("self_attn.sinks") for name, _ in net.named_parameters()),

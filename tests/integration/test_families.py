@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.generate import generate
 from attnscope.devtools import models_doc
 from attnscope.errors import ExitCode
@@ -163,7 +163,7 @@ def check_ablate(model: Any, tokenizer: Any, doc: dict[str, Any]) -> None:
 
     assert abs(logp() - doc["baseline"]) < 1e-4
     top = doc["ranking"][0]
-    layers = engine.decoder(model).layers
+    layers = [layer.block for layer in anatomy.of(model).layers]
     head_dim = doc["model"]["head_dim"]
 
     def zero(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:

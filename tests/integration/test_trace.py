@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from attnscope.core import trace as trace_mod
+from attnscope.capture.anatomy import Anatomy
 from attnscope.core.trace import trace
 from attnscope.results import from_json
 
@@ -70,7 +70,7 @@ def test_compare_pos_with_a_different_token(loaded):
 
 def test_broken_lens_is_caught(loaded, monkeypatch):
     """A logit lens that forgets the final norm no longer matches the model's logits."""
-    monkeypatch.setattr(trace_mod, "final_norm", lambda model: torch.nn.Identity())
+    monkeypatch.setattr(Anatomy, "norm_module", lambda self: torch.nn.Identity())
     r = trace(loaded, SEED)
     assert not r.check.ok
     assert r.check.max_diff_logits > r.check.tolerance
@@ -100,7 +100,7 @@ def test_cli_json_and_roundtrip(cli, model_dir):
 
 
 def test_cli_failed_check_exits_5(cli, model_dir, monkeypatch):
-    monkeypatch.setattr(trace_mod, "final_norm", lambda model: torch.nn.Identity())
+    monkeypatch.setattr(Anatomy, "norm_module", lambda self: torch.nn.Identity())
     res = cli("trace", SEED, "--model", str(model_dir))
     assert res.exit_code == 5
     assert "check failed" in res.stderr

@@ -91,7 +91,7 @@ def estimated_effects(
         kept.append(x)
         return x
 
-    edits = [(layer.self_attn.o_proj, "input", keep) for layer in stack.layers]
+    edits = [(layer.proj("o"), "input", keep) for layer in stack.anatomy.layers]
     with torch.enable_grad(), frozen(stack.model), hooks(edits):
         hidden = stack.residual[0].detach().clone().requires_grad_(True)
         for index in range(stack.n_layers):

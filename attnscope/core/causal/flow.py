@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine, memory, norm
+from attnscope.capture import anatomy, engine, memory, norm
 from attnscope.core.causal.stack import Row, Stack, cut, sweeps, unsupported
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.targets import Answer, resolve_metric
@@ -40,35 +40,12 @@ from attnscope.results.flow import Edge, FlowBy, FlowResult, LayerCheck, Verifie
 
 CHUNK = 1 << 22  # floats in one block of parts: (queries, sources[, heads], hidden)
 TOLERANCE = 1e-4  # completeness: the parts of a sum add back to it within this (fp32)
-# Layer modules that put a norm (or a scale) between a block and the residual stream: the
-# block's output is then not what is added to x, and the sums do not split as flow assumes.
-_EXTRA_NORMS = (
-    "pre_feedforward_layernorm",
-    "post_feedforward_layernorm",
-    "post_self_attn_layernorm",
-    "post_mlp_layernorm",
-)
 
 
 def layout_problem(model: Any) -> str | None:
     """Why the model's layers are not ``x_mid = x + attn(norm(x))``, ``x_out = x_mid + mlp(norm(x_mid))``
-    (the layout the decomposition needs), or None when they are."""
-    base: Any = engine.decoder(model)
-    config: Any = base.config
-    kind = str(getattr(config, "model_type", "") or type(model).__name__)
-    for index, layer in enumerate(base.layers):
-        missing = [
-            n for n in ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm") if not hasattr(layer, n)
-        ]
-        if missing:
-            return f"layer {index} of this {kind} model has no {', '.join(missing)}"
-        extra = [n for n in _EXTRA_NORMS if hasattr(layer, n)]
-        if extra:
-            return f"the layers of this {kind} model normalise a block's output ({', '.join(extra)}) before adding it"
-    multiplier = getattr(config, "residual_multiplier", None)
-    if multiplier not in (None, 1, 1.0):
-        return f"this {kind} model scales each block's output by residual_multiplier {multiplier}"
-    return None
+    (the layout the decomposition needs), or None when they are (``capture.anatomy``)."""
+    return anatomy.of(model).flow_problem()
 
 
 def check_threshold(threshold: float) -> None:
@@ -99,11 +76,8 @@ def kept_bytes(
 
 def guard(loaded: Loaded, tokens: int, chunk: int, heads: bool) -> None:
     """Refuse a prompt whose kept activations do not fit, saying how many tokens would."""
-    info = loaded.info
-    config: Any = loaded.model.config
-    hidden = int(config.hidden_size)
-    head_dim = info.head_dim or hidden // info.num_attention_heads
-    shape = (info.num_hidden_layers, hidden, info.num_attention_heads, info.num_key_value_heads, head_dim)
+    body = anatomy.of(loaded.model)
+    shape = (body.n_layers, body.hidden, body.n_heads, body.n_kv, body.head_dim)
 
     def need(n: int) -> int:
         return kept_bytes(shape[0], n, *shape[1:], chunk, heads)
@@ -126,8 +100,8 @@ def guard(loaded: Loaded, tokens: int, chunk: int, heads: bool) -> None:
 def forward(model: Any, ids: Sequence[int]) -> Kept:
     """One forward over ``ids`` with every layer's input, block outputs and q/k/v kept."""
     engine.prepare(model)
-    base: Any = engine.decoder(model)
-    layers = list(base.layers)
+    body = anatomy.of(model)
+    layers = [layer.block for layer in body.layers]
     xs: list[torch.Tensor] = []
     attn: list[torch.Tensor] = []
     mlp: list[torch.Tensor] = []
@@ -137,13 +111,14 @@ def forward(model: Any, ids: Sequence[int]) -> Kept:
         return value[0].detach().cpu()
 
     handles = []
-    for layer in layers:
+    for layer in body.layers:
+        assert layer.attn is not None and layer.mlp is not None  # layout_problem refused it otherwise
         handles += [
-            layer.register_forward_pre_hook(
+            layer.block.register_forward_pre_hook(
                 lambda _m, args, kwargs: xs.append(first(args[0] if args else kwargs["hidden_states"])),
                 with_kwargs=True,
             ),
-            layer.self_attn.register_forward_hook(lambda _m, _a, out: attn.append(first(out))),
+            layer.attn.register_forward_hook(lambda _m, _a, out: attn.append(first(out))),
             layer.mlp.register_forward_hook(lambda _m, _a, out: mlp.append(first(out))),
         ]
     handles.append(layers[-1].register_forward_hook(lambda _m, _a, out: xs.append(first(out))))
@@ -198,13 +173,11 @@ def attention_parts(
 
     ``chunk``: the floats of one block of parts; None computes each sum's parts in one block.
     """
-    base: Any = engine.decoder(model)
-    module = base.layers[layer].self_attn
     q, k, v = kept.captured.qkv[layer]  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
     settings = kept.captured.settings[layer]
     mask = kept.captured.mask.get(layer)
     n_heads, head_dim, n_kv = q.shape[1], v.shape[-1], v.shape[1]
-    o_proj, _ = engine.head_writer(module, head_dim, "flow")
+    o_proj, _ = anatomy.head_writer(anatomy.of(model).layers[layer].attn, head_dim, "flow")
     weight = o_proj.weight.detach().float().cpu()
     bias = None if o_proj.bias is None else o_proj.bias.detach().float().cpu()
     w = norm.head_columns(weight, n_heads)  # (H, hidden, D)
@@ -450,9 +423,9 @@ def flow(
     ids = enc.ids[: at + 1]  # nothing after the prediction's position can change it
     guard(loaded, len(ids), CHUNK if chunk is None else chunk, heads)
     kept = forward(model, ids)
-    base: Any = engine.decoder(model)
+    body = anatomy.of(model)
     with torch.inference_mode():
-        logits = model.lm_head(base.norm(kept.x[-1][-1:].to(next(model.parameters()).device)))[-1].float()
+        logits = body.logits(kept.x[-1][-1:].to(body.device))[-1].float()
     logp = torch.log_softmax(logits, dim=-1)
     top = int(logp.argmax())
     groups = source_groups(enc.words, len(ids), by)

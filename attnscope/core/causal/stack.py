@@ -24,8 +24,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine
-from attnscope.core.trace import head_logits
+from attnscope.capture import anatomy, engine
 from attnscope.errors import AttnscopeError, ExitCode
 from attnscope.results.common import Metric
 
@@ -69,26 +68,9 @@ class Row:
 
 
 def unsupported(model: Any) -> str | None:
-    """Why :class:`Stack` cannot run this model's layers one by one, or None when it can.
-
-    A sweep calls each decoder layer with the arguments the model's own forward gave it (its
-    mask, its rotary embeddings, whatever the family passes), and edits ``k_proj``, ``v_proj``
-    and ``o_proj``: a layer without those modules (a fused qkv projection) or of a kind other
-    than full or sliding attention (a linear-attention layer) is not supported.
-    """
-    base: Any = engine.decoder(model)
-    config: Any = base.config
-    kind = str(getattr(config, "model_type", "") or type(model).__name__)
-    types = set(getattr(config, "layer_types", None) or ["full_attention"])
-    other = sorted(types - {"full_attention", "sliding_attention"})
-    if other:
-        return f"this {kind} model has {', '.join(other)} layers"
-    for layer in list(base.layers):
-        attn = getattr(layer, "self_attn", None)
-        missing = [name for name in ("k_proj", "v_proj", "o_proj") if not hasattr(attn, name)]
-        if missing:
-            return f"the attention of this {kind} model has no {', '.join(missing)} module"
-    return None
+    """Why :class:`Stack` cannot run this model's layers one by one, or None when it can
+    (``capture.anatomy.Anatomy.stack_problem``)."""
+    return anatomy.of(model).stack_problem()
 
 
 class Stack:
@@ -107,17 +89,15 @@ class Stack:
         if why is not None:
             raise AttnscopeError(f"the causal commands run a model layer by layer, but {why}", ExitCode.MODEL)
         self.model = model
-        base: Any = engine.decoder(model)
-        self.base = base
-        config: Any = base.config
-        self.config = config
-        self.n_layers = int(config.num_hidden_layers)
-        self.n_heads = int(config.num_attention_heads)
-        self.n_kv = int(config.num_key_value_heads)
-        self.head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // self.n_heads)
-        self.groups = self.n_heads // self.n_kv
-        self.device = next(model.parameters()).device
-        self.layers: list[Any] = list(base.layers[: self.n_layers])
+        body = anatomy.of(model)
+        self.anatomy = body
+        self.n_layers = body.n_layers
+        self.n_heads = body.n_heads
+        self.n_kv = body.n_kv
+        self.head_dim = body.head_dim
+        self.groups = body.groups
+        self.device = body.device
+        self.layers: list[Any] = [layer.block for layer in body.layers]
         self.ids = torch.tensor([list(ids)], device=self.device)
         self.length = len(ids)
         self.residual: list[torch.Tensor] = []
@@ -138,12 +118,11 @@ class Stack:
         family does around its layers (Gemma's embedding scale, Granite's multipliers, per-layer
         rotary bases)."""
         keep: list[Hook] = []
-        for layer in self.layers:
-            attn = layer.self_attn
+        for layer in self.anatomy.layers:
             keep += [
-                (attn.o_proj, "input", _keeper(self.o_input)),
-                (attn.k_proj, "output", _keeper(self.k_out)),
-                (attn.v_proj, "output", _keeper(self.v_out)),
+                (layer.proj("o"), "input", _keeper(self.o_input)),
+                (layer.proj("k"), "output", _keeper(self.k_out)),
+                (layer.proj("v"), "output", _keeper(self.v_out)),
             ]
 
         def called(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -174,7 +153,7 @@ class Stack:
         if gap > 1e-4 * max(1.0, float(own.abs().max())):
             raise AttnscopeError(
                 f"{what} reads the metric from the last layer's output through the final norm and lm_head, "
-                f"and this {self.config.model_type} model computes its logits otherwise (they differ by {gap:.2g})",
+                f"and this {self.anatomy.model_type} model computes its logits otherwise (they differ by {gap:.2g})",
                 ExitCode.MODEL,
             )
         if rows:
@@ -194,7 +173,7 @@ class Stack:
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """(B, T, hidden) output of the last layer -> (B, V) fp32 logits at the last position, as the
         model's head makes them (its final norm, lm_head, logit scale and soft-cap)."""
-        return head_logits(self.model, hidden[:, -1]).float()
+        return self.anatomy.logits(hidden[:, -1]).float()
 
     def baseline(self, metric: Metric) -> float:
         """The metric on the clean run."""
@@ -238,8 +217,8 @@ class Stack:
         return out
 
     def _row_hooks(self, index: int, edits: list[tuple[int, tuple[str, Callable[[torch.Tensor], None]]]]) -> list[Hook]:
-        attn = self.layers[index].self_attn
-        modules = {"o": (attn.o_proj, "input"), "k": (attn.k_proj, "output"), "v": (attn.v_proj, "output")}
+        layer = self.anatomy.layers[index]
+        modules = {"o": (layer.proj("o"), "input"), "k": (layer.proj("k"), "output"), "v": (layer.proj("v"), "output")}
         out: list[Hook] = []
         for site in {site for _, (site, _) in edits}:
             mine = [(b, fn) for b, (s, fn) in edits if s == site]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import every_layer, pad_id
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.tokens import encode_prompt
@@ -184,11 +184,10 @@ class StatsWorker:
 
 
 def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
-    base = engine.decoder(model)
-    layers = getattr(base, "layers", None)
-    if not isinstance(layers, torch.nn.ModuleList):
+    body = anatomy.of(model)
+    if not body.has_layers:
         raise AttnscopeError(f"{type(model).__name__} has no list of decoder layers to read", ExitCode.MODEL)
-    return list(layers)
+    return [layer.block for layer in body.layers]
 
 
 def _peak_hook(layer: int, lengths: list[int], peaks: dict[int, Peaks]) -> Callable[..., None]:

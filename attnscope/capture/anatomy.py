@@ -1,0 +1,363 @@
+"""One loaded model's anatomy: the one place that knows where its parts are and what they do.
+
+:func:`of` builds an :class:`Anatomy` once per model (``capture.engine.prepare`` builds it, and it
+is kept on the model) and every analysis asks it: the decoder and its layers; per layer the
+attention module with its q/k/v/o projections (or the fact that q, k and v are one fused
+projection), the MLP, the norms and where they sit (``pre``, ``post``, ``sandwich``, ``parallel``),
+the attention kind (``full``, ``sliding`` with its window, ``linear``); the head counts
+(``n_heads``, ``n_kv``, ``groups``) and ``head_dim``; the final norm and the logits head with the
+family's scale and soft-cap (:meth:`Anatomy.logits`); the rotary embedding. The refusal checks
+live here too, each returning the reason a family cannot run an analysis (:meth:`Anatomy.stack_problem`,
+:meth:`Anatomy.flow_problem`, :meth:`Anatomy.recompute_problem`, :func:`head_writer`).
+
+It reads modules and config; it never runs a forward (``capture.hooks`` does, through the points
+named on this anatomy) and never re-implements a layer. Layers count from 0; query head ``h``
+reads KV head ``h // groups``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.model.config import head_dim as config_head_dim
+from attnscope.model.config import layer_kinds
+
+Placement = Literal["pre", "post", "sandwich", "parallel"]
+_ATTR = "_attnscope_anatomy"  # where the anatomy is kept on the model
+
+# Layer modules that put a norm (or a scale) between a block and the residual stream: the
+# block's output is then not what is added to x, and the sums do not split as flow assumes.
+_EXTRA_NORMS = (
+    "pre_feedforward_layernorm",
+    "post_feedforward_layernorm",
+    "post_self_attn_layernorm",
+    "post_mlp_layernorm",
+)
+
+
+@dataclass(frozen=True)
+class Norms:
+    """A layer's norms by what they touch: the attention's input (``attn_pre``) and output
+    (``attn_post``), the MLP's input (``mlp_pre``) and output (``mlp_post``); None where there is none."""
+
+    attn_pre: torch.nn.Module | None
+    attn_post: torch.nn.Module | None
+    mlp_pre: torch.nn.Module | None
+    mlp_post: torch.nn.Module | None
+
+    @property
+    def placement(self) -> Placement:
+        """``pre`` (Qwen, Llama), ``post`` (OLMo 2), ``sandwich`` (Gemma 2/3, GLM-4: both) or
+        ``parallel`` (Cohere: attention and MLP read the same normed input)."""
+        pre = self.attn_pre is not None or self.mlp_pre is not None
+        post = self.attn_post is not None or self.mlp_post is not None
+        if self.attn_pre is not None and self.mlp_pre is None and not post:
+            return "parallel"
+        if pre and post:
+            return "sandwich"
+        return "post" if post else "pre"
+
+
+def _norms(block: torch.nn.Module) -> Norms:
+    """Which of the layer's norm modules sits where, from the names transformers gives them
+    (``post_attention_layernorm`` is the MLP's input norm in a pre-norm layer, the attention's
+    output norm in Gemma's sandwich and in OLMo 2's post-norm layers)."""
+
+    def get(name: str) -> torch.nn.Module | None:
+        module = getattr(block, name, None)
+        return module if isinstance(module, torch.nn.Module) else None
+
+    first, second = get("input_layernorm"), get("post_attention_layernorm")
+    if get("pre_feedforward_layernorm") is not None:  # Gemma 2/3: norms on both sides of each block
+        return Norms(first, second, get("pre_feedforward_layernorm"), get("post_feedforward_layernorm"))
+    if first is None:  # OLMo 2, EXAONE 4: the blocks' outputs are normed, not their inputs
+        return Norms(None, second, None, get("post_feedforward_layernorm"))
+    return Norms(first, get("post_self_attn_layernorm"), second, get("post_mlp_layernorm"))
+
+
+def _linear(module: Any, name: str) -> torch.nn.Linear | None:
+    got = getattr(module, name, None)
+    return got if isinstance(got, torch.nn.Linear) else None
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One decoder layer. ``attn`` is its ``self_attn`` (None in a linear-attention layer, whose
+    mixer is ``linear_attn``); ``q``/``k``/``v``/``o`` its projections, ``qkv`` the one fused
+    projection where q, k and v are not separate (Phi-3); ``layer_type`` the config's own name
+    for its attention (``full_attention``, ...), ``kind`` attnscope's (full, sliding, linear),
+    ``window`` the sliding window in keys."""
+
+    index: int
+    block: torch.nn.Module
+    attn: torch.nn.Module | None
+    mixer: torch.nn.Module | None
+    q: torch.nn.Linear | None
+    k: torch.nn.Linear | None
+    v: torch.nn.Linear | None
+    o: torch.nn.Linear | None
+    qkv: torch.nn.Linear | None
+    mlp: torch.nn.Module | None
+    norms: Norms
+    layer_type: str
+    kind: str
+    window: int | None
+
+    @property
+    def fused(self) -> bool:
+        """q, k and v come out of one projection (no separate q_proj, k_proj, v_proj)."""
+        return self.attn is not None and (self.q is None or self.k is None or self.v is None)
+
+    def proj(self, name: Literal["q", "k", "v", "o"]) -> torch.nn.Linear:
+        """The ``{name}_proj`` linear layer; an error where the layer has none (``Anatomy.stack_problem``
+        says so before any analysis gets here)."""
+        got = {"q": self.q, "k": self.k, "v": self.v, "o": self.o}[name]
+        if got is None:
+            raise AttnscopeError(f"layer {self.index} has no {name}_proj linear layer", ExitCode.MODEL)
+        return got
+
+    def scaling(self, default: float) -> float:
+        """The attention module's score scale, ``default`` (1/sqrt(head_dim)) where it keeps none."""
+        return float(getattr(self.attn, "scaling", default))
+
+
+class Anatomy:
+    """What a loaded causal LM is made of (see the module docstring); built by :func:`of`."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        base = getattr(model, "model", None)
+        self.decoder: Any = base if isinstance(base, torch.nn.Module) else model
+        config: Any = getattr(self.decoder, "config", None) or getattr(model, "config", None)
+        self.config = config
+        self.model_type = str(getattr(config, "model_type", "") or type(model).__name__)
+        self.n_heads = int(getattr(config, "num_attention_heads", 0) or 0)
+        self.n_kv = int(getattr(config, "num_key_value_heads", None) or self.n_heads)
+        self.groups = self.n_heads // self.n_kv if self.n_kv else 1
+        self.head_dim = config_head_dim(config) if self.n_heads else 0
+        self.hidden = int(getattr(config, "hidden_size", 0) or 0)
+        norm = getattr(self.decoder, "norm", None)
+        self.final_norm: torch.nn.Module | None = norm if isinstance(norm, torch.nn.Module) else None
+        head = getattr(model, "lm_head", None)
+        self.lm_head: torch.nn.Module | None = head if isinstance(head, torch.nn.Module) else None
+        scale = getattr(model, "logit_scale", None)  # Cohere multiplies by it
+        self.logit_scale: float | None = float(scale) if isinstance(scale, (int, float)) else None
+        divide = getattr(config, "logits_scaling", None)  # Granite divides by it
+        self.logits_scaling: float | None = float(divide) if isinstance(divide, (int, float)) and divide else None
+        cap = getattr(config, "final_logit_softcapping", None)  # Gemma 2/3
+        self.softcap: float | None = float(cap) if isinstance(cap, (int, float)) and cap else None
+        self.residual_multiplier = getattr(config, "residual_multiplier", None)
+        rotary = getattr(self.decoder, "rotary_emb", None)
+        self.rotary: torch.nn.Module | None = rotary if isinstance(rotary, torch.nn.Module) else None
+        blocks = getattr(self.decoder, "layers", None)
+        self.has_layers = isinstance(blocks, torch.nn.ModuleList)
+        listed = list(blocks) if isinstance(blocks, torch.nn.ModuleList) else []
+        self.layers: tuple[Layer, ...] = tuple(self._layers(listed, config))
+
+    def _layers(self, blocks: list[torch.nn.Module], config: Any) -> list[Layer]:
+        as_dict = config.to_dict() if hasattr(config, "to_dict") else {}
+        kinds = layer_kinds(as_dict)
+        types = getattr(config, "layer_types", None)
+        window = getattr(config, "sliding_window", None)
+        out = []
+        for index, block in enumerate(blocks):
+            attn = getattr(block, "self_attn", None)
+            attn = attn if isinstance(attn, torch.nn.Module) else None
+            mixer = attn if attn is not None else getattr(block, "linear_attn", None)
+            kind = kinds[index] if index < len(kinds) else "full"
+            layer_type = str(types[index]) if isinstance(types, list) and index < len(types) else "full_attention"
+            mlp = getattr(block, "mlp", None)
+            out.append(
+                Layer(
+                    index=index,
+                    block=block,
+                    attn=attn,
+                    mixer=mixer if isinstance(mixer, torch.nn.Module) else None,
+                    q=_linear(attn, "q_proj"),
+                    k=_linear(attn, "k_proj"),
+                    v=_linear(attn, "v_proj"),
+                    o=_linear(attn, "o_proj"),
+                    qkv=_linear(attn, "qkv_proj"),
+                    mlp=mlp if isinstance(mlp, torch.nn.Module) else None,
+                    norms=_norms(block),
+                    layer_type=layer_type,
+                    kind=kind,
+                    window=window if kind == "sliding" and isinstance(window, int) and window > 0 else None,
+                )
+            )
+        return out
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [layer.kind for layer in self.layers]
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device  # type: ignore[no-any-return]
+
+    # -- the logits head ---------------------------------------------------------------------
+
+    def norm_module(self) -> torch.nn.Module:
+        """The final norm; an error where the decoder has none."""
+        if self.final_norm is None:
+            raise AttnscopeError(f"{type(self.model).__name__}: no final norm on the decoder", ExitCode.MODEL)
+        return self.final_norm
+
+    def head_module(self) -> torch.nn.Module:
+        """The logits head; an error where the model has none (not a causal LM)."""
+        if self.lm_head is None:
+            raise AttnscopeError(f"{type(self.model).__name__}: no lm_head; trace needs a causal LM", ExitCode.MODEL)
+        return self.lm_head
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """(..., hidden) raw residual stream -> (..., vocab) logits via final norm + lm_head, then what
+        the model's own head does to its logits: a scale (Cohere's ``logit_scale``, Granite's
+        ``logits_scaling``) and final soft-capping (Gemma 2/3's ``final_logit_softcapping``).
+        Gradients flow through it (``ablate --approx``)."""
+        logits: torch.Tensor = self.head_module()(self.norm_module()(x))
+        if self.logit_scale is not None:
+            logits = logits * self.logit_scale
+        if self.logits_scaling is not None:
+            logits = logits / self.logits_scaling
+        if self.softcap is not None:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return logits
+
+    # -- rotary embeddings -------------------------------------------------------------------
+
+    def cos_sin(self, positions: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The model's own rotary_emb at arbitrary positions: cos, sin each (len(positions), D), fp32."""
+        if self.rotary is None:
+            raise AttnscopeError(f"{type(self.model).__name__}: no rotary_emb on the decoder", ExitCode.MODEL)
+        device = self.device
+        pos = torch.tensor([positions], device=device)  # (1, N)
+        with torch.inference_mode():
+            cos, sin = self.rotary(torch.zeros(1, dtype=torch.float32, device=device), pos)  # each (1, N, D)
+        return cos[0].float().cpu(), sin[0].float().cpu()
+
+    # -- refusal checks: each returns why an analysis cannot run, or None ----------------------
+
+    def stack_problem(self) -> str | None:
+        """Why ``core.causal.stack.Stack`` cannot run this model's layers one by one, or None when it can.
+
+        A sweep calls each decoder layer with the arguments the model's own forward gave it (its
+        mask, its rotary embeddings, whatever the family passes), and edits ``k_proj``, ``v_proj``
+        and ``o_proj``: a layer without those modules (a fused qkv projection) or of a kind other
+        than full or sliding attention (a linear-attention layer) is not supported.
+        """
+        types = set(getattr(self.config, "layer_types", None) or ["full_attention"])
+        other = sorted(types - {"full_attention", "sliding_attention"})
+        if other:
+            return f"this {self.model_type} model has {', '.join(other)} layers"
+        for layer in self.layers:
+            missing = [name for name in ("k_proj", "v_proj", "o_proj") if not hasattr(layer.attn, name)]
+            if missing:
+                return f"the attention of this {self.model_type} model has no {', '.join(missing)} module"
+        return None
+
+    def flow_problem(self) -> str | None:
+        """Why the layers are not ``x_mid = x + attn(norm(x))``, ``x_out = x_mid + mlp(norm(x_mid))``
+        (the layout ``core.flow`` decomposes), or None when they are."""
+        for layer in self.layers:
+            block = layer.block
+            missing = [
+                n for n in ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm") if not hasattr(block, n)
+            ]
+            if missing:
+                return f"layer {layer.index} of this {self.model_type} model has no {', '.join(missing)}"
+            extra = [n for n in _EXTRA_NORMS if hasattr(block, n)]
+            if extra:
+                return (
+                    f"the layers of this {self.model_type} model normalise a block's output ({', '.join(extra)}) "
+                    "before adding it"
+                )
+        multiplier = self.residual_multiplier
+        if multiplier not in (None, 1, 1.0):
+            return f"this {self.model_type} model scales each block's output by residual_multiplier {multiplier}"
+        return None
+
+    def recompute_problem(self, index: int) -> str | None:
+        """Why q and k of layer ``index`` are not RoPE of a plain q_proj / k_proj output (what
+        ``explain`` and ``rope`` recompute), or None when they are."""
+        layer = self.layers[index] if 0 <= index < len(self.layers) else None
+        attn = None if layer is None else layer.attn
+        if layer is None or attn is None:
+            return "it has no layers[N].self_attn"
+        if layer.q is None or layer.k is None or layer.v is None:
+            return "it projects q, k and v with one fused layer (no separate q_proj, k_proj, v_proj)"
+        if any(isinstance(getattr(attn, n, None), torch.nn.Module) for n in ("q_norm", "k_norm")):
+            return "it normalises q and k (q_norm, k_norm) between the projection and RoPE"
+        own_dim = int(getattr(attn, "head_dim", 0) or 0)
+        if self.n_heads and own_dim and layer.q.out_features != self.n_heads * own_dim:
+            return "its q_proj also makes a gate for each head's output"
+        rope = getattr(self.config, "rope_parameters", None) or {}
+        partial = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
+        partial = partial if partial is not None else getattr(self.config, "partial_rotary_factor", 1.0)
+        if isinstance(partial, (int, float)) and partial < 1.0:
+            return f"it rotates only part of each head (partial_rotary_factor {partial:g})"
+        if getattr(attn, "use_rope", True) in (False, 0):
+            return "this layer applies no RoPE at all (a NoPE layer)"
+        if self.rotary is None:
+            return "it has no rotary_emb module on the decoder to call"
+        width = self.cos_sin([0])[0].shape[-1]
+        if own_dim and width != own_dim:
+            return f"its rotary_emb gives cos/sin for {width} of the {own_dim} dims of a head, applied its own way"
+        return None
+
+    def recomputable(self, index: int, what: str = "this command") -> torch.nn.Module:
+        """Layer ``index``'s attention module, when ``what`` (explain, rope) can recompute its q and k
+        as ``RoPE(q_proj(x))``, ``RoPE(k_proj(x))``; otherwise one error saying which step it lacks."""
+        why = self.recompute_problem(index)
+        if why is not None:
+            raise AttnscopeError(
+                f"{what} recomputes q and k as RoPE(q_proj(x)) and RoPE(k_proj(x)), and layer {index} of this "
+                f"{self.model_type} model does not: {why}",
+                ExitCode.MODEL,
+            )
+        attn = self.layers[index].attn
+        assert attn is not None
+        return attn
+
+    def writer(self, index: int, what: str) -> tuple[torch.nn.Linear, int]:
+        """Layer ``index``'s o_proj and query-head count (:func:`head_writer`)."""
+        return head_writer(self.layers[index].attn, self.head_dim, what)
+
+
+def head_writer(module: Any, head_dim: int, what: str) -> tuple[torch.nn.Linear, int]:
+    """The attention module's o_proj and its number of query heads, where what a key adds through
+    head h is ``alpha_ij f_h(x_j)``; an error naming ``what`` needs it otherwise."""
+    o_proj = getattr(module, "o_proj", None)
+    weight = getattr(o_proj, "weight", None)
+    if not isinstance(o_proj, torch.nn.Linear) or not isinstance(weight, torch.Tensor):
+        raise AttnscopeError(
+            f"{type(module).__name__} has no o_proj linear layer whose input columns split per head; {what} needs one",
+            ExitCode.MODEL,
+        )
+    n_heads = int(weight.shape[1]) // head_dim
+    q_proj = getattr(module, "q_proj", None)
+    if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * head_dim:
+        raise AttnscopeError(
+            f"{type(module).__name__} gates each head's output (a sigmoid of the query side) before o_proj, "
+            f"so what a key adds is not alpha_ij f_h(x_j) and {what} does not apply",
+            ExitCode.MODEL,
+        )
+    return o_proj, n_heads
+
+
+def of(model: Any) -> Anatomy:
+    """The model's anatomy, built on the first call and kept on the model."""
+    got = model.__dict__.get(_ATTR) if hasattr(model, "__dict__") else None
+    if isinstance(got, Anatomy) and got.model is model:
+        return got
+    built = Anatomy(model)
+    if hasattr(model, "__dict__"):
+        model.__dict__[_ATTR] = built
+    return built

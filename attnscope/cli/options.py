@@ -172,7 +172,7 @@ class Model(Source):
         """
         from attnscope.core.prompt.precheck import precheck
 
-        precheck(
+        tokenizer = precheck(
             self.model,
             self.revision,
             selection=selection,
@@ -196,6 +196,7 @@ class Model(Source):
             progress=self.terminal.progress,
             warn=self.terminal.say,
             notice=self.terminal.say,
+            tokenizer=tokenizer,
         )
 
 

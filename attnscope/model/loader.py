@@ -177,12 +177,15 @@ def load(
     progress: Progress = noop,
     warn: Progress = noop,
     notice: Progress = noop,
+    tokenizer: Any = None,
 ) -> Loaded:
     """Load the tokenizer and the model of ``model`` (a hub id, folder or .gguf file; None: the default).
 
     ``progress`` gets transient steps; ``notice`` the lines a user should see however
     stderr is connected (a cold GGUF cache: what is done and about how long; waiting for
-    another process's conversion); ``warn`` a warning about the chosen dtype.
+    another process's conversion); ``warn`` a warning about the chosen dtype. ``tokenizer``:
+    one already loaded for this model (``load_tokenizer``, for the checks before the load); it
+    is used when it came from the folder the model loads from, else the tokenizer loads again.
     """
     shape = model_shape(model, revision)  # a bad path, or offline and not cached: fails before torch
     spec, kind = shape.spec, shape.kind
@@ -206,7 +209,9 @@ def load(
     try:
         config = AutoConfig.from_pretrained(path, **options)
         check_config(config, spec)
-        tokenizer = check_vocab(AutoTokenizer.from_pretrained(path, **options), spec)
+        if getattr(tokenizer, "name_or_path", None) != path:  # a tokenizer file is read once per run
+            tokenizer = AutoTokenizer.from_pretrained(path, **options)
+        tokenizer = check_vocab(tokenizer, spec)
         # sdpa where the family supports it; eager otherwise (soft-capping, sink logits). The
         # capture switches either to its own attention before any forward.
         from transformers import MODEL_FOR_CAUSAL_LM_MAPPING

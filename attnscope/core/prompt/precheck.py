@@ -94,8 +94,9 @@ def precheck(
     shape_checks: Sequence[Callable[[Any], None]] = (),
     tokenizer_checks: Sequence[Callable[[Any], None]] = (),
     progress: Callable[[Any], None] = lambda message: None,
-) -> None:
-    """Everything about a run that can be checked before its model loads.
+) -> Any:
+    """Everything about a run that can be checked before its model loads; the tokenizer when one
+    was loaded for the checks (the model load then reuses it), else None.
 
     The model reference and the ``selection`` against the config's counts, then each ``find``
     entry (query or key, text, occurrence) against the ``prompts``' characters; a text that only
@@ -118,14 +119,14 @@ def precheck(
         or not check_query_text(prompts, text, occ, chat=chat, system=system, role=role)
     ]
     if not unsettled and not tokenizer_checks:
-        return
+        return None
     from attnscope.core.prompt.tokens import encode
 
     tokenizer = load_tokenizer(model, revision, progress)
     for check in tokenizer_checks:
         check(tokenizer)
     if not unsettled:
-        return
+        return tokenizer
     if messages is not None:
         conversation = prompts[0] if prompts else None
         templated = [encode(tokenizer, conversation, system=system, messages=messages).text]
@@ -133,6 +134,7 @@ def precheck(
         templated = [encode(tokenizer, prompt, chat=True, system=system).text for prompt in prompts]
     for role, text, occ in unsettled:
         check_query_text(templated, text, occ, role=role)
+    return tokenizer
 
 
 def check_settings(max_new_tokens: int, temperature: float | None, seed: int | None) -> None:

@@ -21,7 +21,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from attnscope import errors as _errors
 from attnscope.version import __version__
+
+
+def _english(error: _errors.AttnscopeError) -> str:
+    """An error's English line (``str(exc)``): the English catalogue's words for its kind, read
+    when a message is first needed (the catalogue sits in render, above errors)."""
+    from attnscope.render.i18n import error_text
+
+    return error_text("en", error)
+
+
+_errors.set_wording(_english)
 
 _LAZY = {
     # loading and reading results back

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import torch
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model.config import head_dim as config_head_dim
 from attnscope.model.config import layer_kinds
 
@@ -117,7 +117,7 @@ class Layer:
         says so before any analysis gets here)."""
         got = {"q": self.q, "k": self.k, "v": self.v, "o": self.o}[name]
         if got is None:
-            raise AttnscopeError(f"layer {self.index} has no {name}_proj linear layer", ExitCode.MODEL)
+            raise AttnscopeError("no_proj", layer=self.index, name=name)
         return got
 
     def scaling(self, default: float) -> float:
@@ -208,13 +208,13 @@ class Anatomy:
     def norm_module(self) -> torch.nn.Module:
         """The final norm; an error where the decoder has none."""
         if self.final_norm is None:
-            raise AttnscopeError(f"{type(self.model).__name__}: no final norm on the decoder", ExitCode.MODEL)
+            raise AttnscopeError("no_final_norm", model=type(self.model).__name__)
         return self.final_norm
 
     def head_module(self) -> torch.nn.Module:
         """The logits head; an error where the model has none (not a causal LM)."""
         if self.lm_head is None:
-            raise AttnscopeError(f"{type(self.model).__name__}: no lm_head; trace needs a causal LM", ExitCode.MODEL)
+            raise AttnscopeError("no_lm_head", model=type(self.model).__name__)
         return self.lm_head
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
@@ -236,7 +236,7 @@ class Anatomy:
     def cos_sin(self, positions: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """The model's own rotary_emb at arbitrary positions: cos, sin each (len(positions), D), fp32."""
         if self.rotary is None:
-            raise AttnscopeError(f"{type(self.model).__name__}: no rotary_emb on the decoder", ExitCode.MODEL)
+            raise AttnscopeError("rope_no_rotary", model=type(self.model).__name__)
         device = self.device
         pos = torch.tensor([positions], device=device)  # (1, N)
         with torch.inference_mode():
@@ -245,7 +245,7 @@ class Anatomy:
 
     # -- refusal checks: each returns why an analysis cannot run, or None ----------------------
 
-    def stack_problem(self) -> str | None:
+    def stack_problem(self) -> AttnscopeError | None:
         """Why ``core.causal.stack.Stack`` cannot run this model's layers one by one, or None when it can.
 
         A sweep calls each decoder layer with the arguments the model's own forward gave it (its
@@ -256,14 +256,14 @@ class Anatomy:
         types = set(getattr(self.config, "layer_types", None) or ["full_attention"])
         other = sorted(types - {"full_attention", "sliding_attention"})
         if other:
-            return f"this {self.model_type} model has {', '.join(other)} layers"
+            return AttnscopeError("why_layer_types", kind=self.model_type, types=", ".join(other))
         for layer in self.layers:
             missing = [name for name in ("k_proj", "v_proj", "o_proj") if not hasattr(layer.attn, name)]
             if missing:
-                return f"the attention of this {self.model_type} model has no {', '.join(missing)} module"
+                return AttnscopeError("why_attn_modules", kind=self.model_type, names=", ".join(missing))
         return None
 
-    def flow_problem(self) -> str | None:
+    def flow_problem(self) -> AttnscopeError | None:
         """Why the layers are not ``x_mid = x + attn(norm(x))``, ``x_out = x_mid + mlp(norm(x_mid))``
         (the layout ``core.flow`` decomposes), or None when they are."""
         for layer in self.layers:
@@ -272,16 +272,15 @@ class Anatomy:
                 n for n in ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm") if not hasattr(block, n)
             ]
             if missing:
-                return f"layer {layer.index} of this {self.model_type} model has no {', '.join(missing)}"
+                return AttnscopeError(
+                    "why_layer_missing", layer=layer.index, kind=self.model_type, names=", ".join(missing)
+                )
             extra = [n for n in _EXTRA_NORMS if hasattr(block, n)]
             if extra:
-                return (
-                    f"the layers of this {self.model_type} model normalise a block's output ({', '.join(extra)}) "
-                    "before adding it"
-                )
+                return AttnscopeError("why_block_norm", kind=self.model_type, names=", ".join(extra))
         multiplier = self.residual_multiplier
         if multiplier not in (None, 1, 1.0):
-            return f"this {self.model_type} model scales each block's output by residual_multiplier {multiplier}"
+            return AttnscopeError("why_residual_scale", kind=self.model_type, value=multiplier)
         return None
 
     def recompute_problem(self, index: int) -> str | None:
@@ -317,11 +316,7 @@ class Anatomy:
         as ``RoPE(q_proj(x))``, ``RoPE(k_proj(x))``; otherwise one error saying which step it lacks."""
         why = self.recompute_problem(index)
         if why is not None:
-            raise AttnscopeError(
-                f"{what} recomputes q and k as RoPE(q_proj(x)) and RoPE(k_proj(x)), and layer {index} of this "
-                f"{self.model_type} model does not: {why}",
-                ExitCode.MODEL,
-            )
+            raise AttnscopeError("rope_recompute", what=what, layer=index, model_type=self.model_type, why=why)
         attn = self.layers[index].attn
         assert attn is not None
         return attn
@@ -337,18 +332,11 @@ def head_writer(module: Any, head_dim: int, what: str) -> tuple[torch.nn.Linear,
     o_proj = getattr(module, "o_proj", None)
     weight = getattr(o_proj, "weight", None)
     if not isinstance(o_proj, torch.nn.Linear) or not isinstance(weight, torch.Tensor):
-        raise AttnscopeError(
-            f"{type(module).__name__} has no o_proj linear layer whose input columns split per head; {what} needs one",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("capture_no_o_proj", module=type(module).__name__, what=what)
     n_heads = int(weight.shape[1]) // head_dim
     q_proj = getattr(module, "q_proj", None)
     if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * head_dim:
-        raise AttnscopeError(
-            f"{type(module).__name__} gates each head's output (a sigmoid of the query side) before o_proj, "
-            f"so what a key adds is not alpha_ij f_h(x_j) and {what} does not apply",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("capture_gated", module=type(module).__name__, what=what)
     return o_proj, n_heads
 
 

@@ -29,7 +29,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
 from attnscope.capture import anatomy, masking
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 
 IMPL = "attnscope"
@@ -261,11 +261,7 @@ def _attention(
 ) -> tuple[torch.Tensor, None]:
     for name in _UNSUPPORTED_KWARGS:
         if kwargs.get(name) is not None:
-            raise AttnscopeError(
-                f"{type(module).__name__} passes '{name}' to its attention, which changes the softmax in a way "
-                "attnscope does not reproduce",
-                ExitCode.MODEL,
-            )
+            raise AttnscopeError("capture_softmax", module=type(module).__name__, name=name)
     scaling = float(kwargs.get("scaling") or query.shape[-1] ** -0.5)
     softcap = kwargs.get("softcap")
     sinks = kwargs.get("s_aux")
@@ -278,10 +274,7 @@ def _attention(
     request, captured = _active
     layer = getattr(module, "layer_idx", None)
     if layer is None:
-        raise AttnscopeError(
-            "this model's attention modules carry no layer_idx; attnscope cannot capture them",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("capture_no_layer_idx")
     captured.seen.add(layer)
     positions = request.positions
     if positions is None:  # the last query of this call: (B, 1)
@@ -342,7 +335,7 @@ def _select_heads(
     computed (and held) for those heads alone; groups becomes 1."""
     n_heads = query.shape[1]
     if heads and (heads[0] < 0 or heads[-1] >= n_heads):
-        raise AttnscopeError(f"heads {heads} out of range: this model has {n_heads} heads")
+        raise AttnscopeError("capture_heads_range", heads=heads, n=n_heads)
     groups = n_heads // key.shape[1]
     q_sel = query[:, heads]  # (B, h, q_len, D)
     k_sel = key[:, [h // groups for h in heads]]  # (B, h, kv_len, D): head h reads KV head h // groups
@@ -355,20 +348,14 @@ def prepare(model: Any) -> None:
     """Switch a loaded model to the capturing attention; a clear error if it cannot be."""
     config = getattr(model, "config", None)
     if config is None or not hasattr(model, "set_attn_implementation"):
-        raise AttnscopeError("not a transformers model; attnscope cannot capture it", ExitCode.MODEL)
+        raise AttnscopeError("capture_not_transformers")
     if config._attn_implementation != IMPL:
         try:
             model.set_attn_implementation(IMPL)
         except (ValueError, ImportError) as exc:  # pragma: no cover - depends on the architecture
-            raise AttnscopeError(
-                f"{type(model).__name__}: attention cannot be routed through attnscope ({exc})", ExitCode.MODEL
-            ) from exc
+            raise AttnscopeError("capture_routing", model=type(model).__name__, detail=exc) from exc
     if config._attn_implementation != IMPL:
-        raise AttnscopeError(
-            f"{type(model).__name__} does not use transformers' AttentionInterface, so its attention "
-            "cannot be captured (docs/models.md lists the families attnscope is tested on)",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("capture_no_interface", model=type(model).__name__)
     anatomy.of(model)  # built once, kept on the model
 
 
@@ -431,11 +418,7 @@ def run(
     missing = sorted((request.layers | request.keep_qkv | request.keep_output) - captured.seen)
     if missing:
         model_type = getattr(getattr(model, "config", None), "model_type", "?")
-        raise AttnscopeError(
-            f"layers {', '.join(map(str, missing))} of this {model_type} model never called transformers' attention "
-            "interface (no attention weights there), so attnscope cannot capture them",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("capture_never_called", layers=", ".join(map(str, missing)), model_type=model_type)
     return captured
 
 
@@ -463,17 +446,18 @@ def _guard_memory(
         kept_layers=kept_layers,
         hidden=hidden,
     )
-    what = f"attention rows for {len(request.layers)} layer(s) x {heads} heads x {queries} queries x {keys} keys"
-    if batch > 1:
-        what += f" x {batch} sequences"
-    said = "try a shorter prompt, or fewer layers"
-    cli = "try a shorter prompt, or fewer layers with --layer where the command has it"
+    sizes: dict[str, Any] = {
+        "layers": len(request.layers),
+        "heads": heads,
+        "queries": queries,
+        "keys": keys,
+        "arg": "layer",
+    }
     if device.startswith("cpu"):
-        memory.guard(kept + transient, what, said, cli=cli)
+        memory.guard(kept + transient, "memory_rows_batch" if batch > 1 else "memory_rows", b=batch, **sizes)
     else:
-        memory.guard(kept, what, said, cli=cli)
-        scores = f"one layer's scores for {heads} heads x {queries} queries x {keys} keys"
-        memory.guard(transient, scores, said, device, cli=cli)
+        memory.guard(kept, "memory_rows_batch" if batch > 1 else "memory_rows", b=batch, **sizes)
+        memory.guard(transient, "memory_scores", device, **sizes)
 
 
 def all_finite(values: torch.Tensor) -> bool:
@@ -497,7 +481,4 @@ def check_finite(rows: dict[int, torch.Tensor], heads: Sequence[int] | None = No
         if bad.any():
             index = int(bad.any(dim=-1).any(dim=-1).any(dim=0).nonzero()[0])
             head = index if heads is None else list(heads)[index]
-            said = f"NaN or inf in the attention weights at layer {layer}, head {head}"
-            raise AttnscopeError(
-                f"{said}; try loading it with dtype float32", ExitCode.NUMERIC, cli=f"{said}; try --dtype float32"
-            )
+            raise AttnscopeError("nan", layer=layer, head=head, arg="dtype")

@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 
 FP32 = 4  # bytes per float32
 HEADROOM = 0.8  # use at most this share of what is free
@@ -41,7 +42,7 @@ def parse_size(text: str) -> int:
     """``'512M'``, ``'4G'``, ``'1.5GiB'``, ``'1000'`` -> bytes."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper())
     if not m:
-        raise AttnscopeError(f"{ENV_LIMIT}={text!r} is not a size; write e.g. 512M or 4G", ExitCode.USAGE)
+        raise AttnscopeError("memory_limit", value=repr(text))
     return int(float(m.group(1)) * _UNITS[m.group(2)])
 
 
@@ -102,20 +103,18 @@ def budget(device: str = "cpu") -> int | None:
     return room
 
 
-def guard(bytes_needed: int, what: str, suggestion: str, device: str = "cpu", cli: str | None = None) -> None:
-    """Raise AttnscopeError(RESOURCE) if ``bytes_needed`` does not fit in :func:`budget`.
+def guard(bytes_needed: int, kind: str, device: str = "cpu", **values: Any) -> None:
+    """Raise the error ``kind`` (RESOURCE) if ``bytes_needed`` does not fit in :func:`budget`.
 
-    ``what`` names the allocation ("attention rows for 24 layers x 14 heads x 5000 x
-    5000 tokens"), ``suggestion`` says what to change ("select fewer layers"), and ``cli``
-    says it in the CLI's words where they differ ("... with --layer"). Does nothing when
-    the free memory cannot be known.
+    ``kind`` names the allocation and what to change (``memory_rows``: attention rows, fewer
+    layers); ``values`` are its sizes, and the error adds ``need``, ``have`` and ``where`` (the
+    device, when it is not the CPU). Does nothing when the free memory cannot be known.
     """
     room = budget(device)
     if room is None or bytes_needed <= room:
         return
     where = "" if device.startswith("cpu") else f" on {device}"
-    said = f"{what} would need about {fmt_bytes(bytes_needed)}, but only {fmt_bytes(room)} can be used{where}"
-    raise AttnscopeError(f"{said}; {suggestion}", ExitCode.RESOURCE, cli=f"{said}; {cli}" if cli else None)
+    raise AttnscopeError(kind, **values, need=fmt_bytes(bytes_needed), have=fmt_bytes(room), where=where)
 
 
 def rows_bytes(layers: int, batch: int, heads: int, queries: int, keys: int) -> int:

@@ -66,10 +66,11 @@ def main() -> None:
         raise SystemExit(0) from None
     except click_exc.UsageError as exc:
         from attnscope.cli.terminal import argv_lang
+        from attnscope.cli.usage import usage_text
         from attnscope.render.i18n import error_line
 
-        message = " ".join(exc.format_message().split())
-        sys.stderr.write(error_line(argv_lang(sys.argv[1:]), message, usage=True) + "\n")
+        lang = argv_lang(sys.argv[1:])
+        sys.stderr.write(error_line(lang, usage_text(lang, exc), usage=True) + "\n")
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         from attnscope.cli.terminal import argv_lang

@@ -60,10 +60,10 @@ def ablate_cmd(
     how = one_of(mode, get_args(Mode), "mode")
     answer.refuse_early()
     if mean_over is not None and how != "mean":
-        raise AttnscopeError("--mean-over needs --mode mean")
+        raise AttnscopeError("causal_mean_over_mode", arg="mean_over", other="mode")
     if key_occurrence is not None and key is None:
-        raise AttnscopeError("--key-occurrence needs --key")
-    others = read_lines(mean_over, "--mean-over") if mean_over is not None else None
+        raise AttnscopeError("needs", arg="key_occurrence", other="key")
+    others = read_lines(mean_over, "mean_over") if mean_over is not None else None
     selection = Selection(layers=parse_indices(layer, "layer"), heads=parse_indices(head, "head"))
     positions = parse_positions(pos)
     spec = chat_spec(chat.chat, chat.system, None)

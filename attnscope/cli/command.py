@@ -103,4 +103,4 @@ def refuse_empty(values: dict[str, Any], flags: dict[str, str]) -> None:
         value = values.get(name)
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and not item.strip():
-                raise AttnscopeError(f"{flag} is empty")
+                raise AttnscopeError("is_empty", arg=flag)

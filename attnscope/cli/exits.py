@@ -28,9 +28,10 @@ def run_mapped(terminal: Terminal, call: Callable[[], T]) -> T:
     try:
         return call()
     except AttnscopeError as exc:
+        from attnscope.cli.flags import cli_text
         from attnscope.render.i18n import error_line
 
-        terminal.line(error_line(terminal.lang, exc.cli_message()))
+        terminal.line(error_line(terminal.lang, cli_text(exc, terminal.lang)))
         raise typer.Exit(int(exc.code)) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise

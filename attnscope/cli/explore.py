@@ -57,12 +57,12 @@ def explore_cmd(
 
     text = read_prompt(prompt)
     check_output(output)  # before the model loads: a bad path costs nothing
-    page_lang = check_lang(lang, "--lang") if lang else default_lang()
+    page_lang = check_lang(lang, "lang") if lang else default_lang()
     spec = chat_spec(chat.chat, chat.system, None)
     asked: list[QuerySpec] = [*(query or []), *(pos or [])]  # the texts, then the positions
     with_target = answer.target is not None or answer.target_id is not None
     if not with_target and (answer.foil is not None or answer.foil_id is not None):
-        raise AttnscopeError("--foil needs --target")
+        raise AttnscopeError("needs", arg="foil", other="target")
     if with_target:
         answer.refuse_early()
     loaded = model.load(tokenizer_checks=[answer.check] if with_target else [])

@@ -49,7 +49,7 @@ def flow_cmd(
     check_threshold(threshold)
     grouping = one_of(by, get_args(FlowBy), "by")
     if verify < 0:
-        raise AttnscopeError(f"--verify {verify}: give 0 or more edges")
+        raise AttnscopeError("flow_verify", arg="verify", value=verify)
     spec = chat_spec(chat.chat, chat.system, None)
 
     def pos_fits(tokenizer: Any) -> None:

@@ -55,7 +55,7 @@ def generate_cmd(
     chosen = read_messages(messages)
     text = read_prompt(prompt) if prompt is not None else None
     if text is None and chosen is None:
-        raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
+        raise AttnscopeError("give_prompt")
     spec = chat_spec(chat.chat, chat.system, chosen)
     done: list[int] = []
     try:

@@ -42,7 +42,7 @@ def heads_cmd(
     agg = one_of(query_agg, get_args(QueryAgg), "query_agg")
     how = one_of(measure, get_args(Measure), "measure")
     if top < 1:
-        raise AttnscopeError(f"--top {top}: give 1 or more")
+        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
     spec = chat_spec(chat.chat, chat.system, None)
     find: list[tuple[Literal["query", "key"], str | None, int | None]] = [
         ("query", query, occurrence),

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError, os_error
 
 
 def read_prompt(prompt: str) -> str:
@@ -17,15 +17,15 @@ def read_prompt(prompt: str) -> str:
     before any model is loaded."""
     if prompt != "-":
         if not prompt.strip():
-            raise AttnscopeError("the prompt is empty")
+            raise AttnscopeError("prompt_empty")
         return prompt
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise AttnscopeError(f"stdin is not valid UTF-8 (byte {exc.start})") from None
+        raise AttnscopeError("stdin_utf8", n=exc.start) from None
     if not text.strip():
-        raise AttnscopeError("the prompt read from stdin is empty")
+        raise AttnscopeError("stdin_empty")
     return text.rstrip("\n")
 
 
@@ -39,33 +39,31 @@ def read_messages(path: str | None) -> Any:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
-        raise AttnscopeError(f"--messages {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+        raise os_error("messages", path, exc) from None
     try:
         doc = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise AttnscopeError(f"--messages {path}: not UTF-8 (byte {exc.start})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("messages_utf8", arg="messages", path=path, n=exc.start) from None
     except json.JSONDecodeError as exc:
-        raise AttnscopeError(
-            f"--messages {path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", ExitCode.INPUT_FILE
-        ) from None
+        raise AttnscopeError("messages_json", path=path, why=exc.msg, line=exc.lineno, col=exc.colno) from None
     try:
         return parse_messages(doc, f"--messages {path}")
     except AttnscopeError as exc:
-        raise AttnscopeError(exc.message, ExitCode.INPUT_FILE) from None
+        raise exc from None
 
 
-def read_lines(path: str, flag: str) -> list[str]:
+def read_lines(path: str, name: str) -> list[str]:
     """The non-empty lines of a UTF-8 file, one prompt each (``--mean-over``)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
-        raise AttnscopeError(f"{flag} {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+        raise os_error(name, path, exc) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise AttnscopeError(f"{flag} {path}: not UTF-8 (byte {exc.start})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("messages_utf8", arg=name, path=path, n=exc.start) from None
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
-        raise AttnscopeError(f"{flag} {path}: the file holds no prompts", ExitCode.INPUT_FILE)
+        raise AttnscopeError("prompts_none", arg=name, path=path)
     return lines

@@ -45,9 +45,9 @@ def knockout_cmd(
     text = read_prompt(prompt)
     answer.refuse_early()
     if window is not None and layers is not None:
-        raise AttnscopeError("give --layers or --window, not both")
+        raise AttnscopeError("not_both", arg="layers", other="window")
     if occurrence is not None and query is None:
-        raise AttnscopeError("--occurrence needs --query")
+        raise AttnscopeError("needs", arg="occurrence", other="query")
     is_pos = query is not None and query.strip().lstrip("-").isdigit()
     q: QuerySpec = int(query) if is_pos and query is not None else (None if query is None else Text(query, occurrence))
     selection = Selection(

@@ -54,19 +54,16 @@ def mask_cmd(
         )
         out.emit(result)
         return
-    given = [name for name, value in (("--size", size), ("--pad", pad), ("--side", side)) if value is not None]
+    given = [name for name, value in (("size", size), ("pad", pad), ("side", side)) if value is not None]
     if given:
-        raise AttnscopeError(
-            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for the illustration, which takes no prompts; "
-            "with prompts, use --padding-side to choose where the pads go"
-        )
+        raise AttnscopeError("mask_illustration" if len(given) == 1 else "mask_illustration_many", args=tuple(given))
     from attnscope.cli.parse import chat_spec
     from attnscope.core.maskgrid import SIDES, check_max_size
     from attnscope.core.prompt.spec import one_of
 
     side_ = None if padding_side is None else one_of(padding_side, SIDES, "padding_side")
     if sum(p == "-" for p in prompts) > 1:
-        raise AttnscopeError("only one prompt can be - (stdin)")
+        raise AttnscopeError("one_stdin")
     spec = chat_spec(chat.chat, chat.system, None)
 
     check_max_size(max_size)
@@ -85,16 +82,13 @@ def _illustration_only(model: Model, padding_side: str | None, chat: Chat) -> No
     given = [
         name
         for name, on in (
-            ("--model", model.model is not None),
-            ("--revision", model.revision is not None),
-            ("--padding-side", padding_side is not None),
-            ("--chat", chat.chat),
-            ("--system", chat.system is not None),
+            ("model", model.model is not None),
+            ("revision", model.revision is not None),
+            ("padding_side", padding_side is not None),
+            ("chat", chat.chat),
+            ("system", chat.system is not None),
         )
         if on
     ]
     if given:
-        raise AttnscopeError(
-            f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} at least one prompt; without prompts "
-            "attnscope mask draws the note's illustration (--size, --pad, --side)"
-        )
+        raise AttnscopeError("mask_needs_prompt" if len(given) == 1 else "mask_needs_prompt_many", args=tuple(given))

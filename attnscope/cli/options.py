@@ -246,11 +246,9 @@ class Answer(OptionGroup):
         from attnscope.errors import AttnscopeError
 
         if self.target is None and self.target_id is None:
-            raise AttnscopeError("give --target TOKEN or --target-id ID")
+            raise AttnscopeError("causal_no_target", arg="target", other="target_id")
         if self.foil is not None and self.foil == self.target:
-            raise AttnscopeError(
-                f"--foil {self.foil!r} is the same as --target; the logit difference would always be 0"
-            )
+            raise AttnscopeError("causal_foil_same", arg="foil", other="target", foil=repr(self.foil))
 
 
 def _token(text: str | None, given: int | None, name: str) -> str | int | None:
@@ -258,7 +256,7 @@ def _token(text: str | None, given: int | None, name: str) -> str | int | None:
     if given is not None and text is not None:
         from attnscope.errors import AttnscopeError
 
-        raise AttnscopeError(f"give --{name} or --{name}-id, not both")
+        raise AttnscopeError("not_both", arg=name, other=f"{name}_id")
     return given if given is not None else text
 
 
@@ -277,7 +275,7 @@ class Output(OptionGroup):
         from attnscope.render import Ctx
         from attnscope.render.i18n import check_lang, default_lang
 
-        return Ctx(lang=check_lang(self.lang, "--lang") if self.lang else default_lang(), width=self.width)
+        return Ctx(lang=check_lang(self.lang, "lang") if self.lang else default_lang(), width=self.width)
 
     def emit(self, result: Any) -> None:
         """Print the result as JSON or as its view (and write SVG/HTML); its warnings go to stderr."""
@@ -338,7 +336,7 @@ class ArrayOutput(Output):
         sink = ArraySink(doc_name(target, stdout_folder() if self.as_json else None), array_format(target))
         doc: dict[str, Any] = result.to_json(arrays=sink)
         if not sink.arrays:
-            raise AttnscopeError(f"--arrays {self.arrays}: this {result.SCHEMA} result holds no arrays to write")
+            raise AttnscopeError("arrays_none", path=self.arrays, schema=result.SCHEMA)
         save_arrays(target, sink, doc)
         return doc
 

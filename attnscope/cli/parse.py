@@ -22,9 +22,7 @@ def _int(token: str, what: str) -> int:
     try:
         return int(token)
     except ValueError:
-        raise AttnscopeError(
-            f"{_flag(what)} {token!r} is not a number; use an index, a list or a range such as 0,3,20-23, or 'all'"
-        ) from None
+        raise AttnscopeError("not_a_number", arg=what, value=repr(token)) from None
 
 
 def parse_indices(spec: str, what: str) -> Indices | None:
@@ -35,16 +33,16 @@ def parse_indices(spec: str, what: str) -> Indices | None:
     for item in spec.split(","):
         item = item.strip()
         if not item:
-            raise AttnscopeError(f"{_flag(what)} {spec!r} has an empty item; use e.g. 0,3,20-23")
+            raise AttnscopeError("empty_item", arg=what, value=repr(spec))
         body = item[1:] if item.startswith("-") else item
         if "-" in body:
             cut = item.index("-", 1)
             lo_s, hi_s = item[:cut], item[cut + 1 :]
             if not lo_s or not hi_s:
-                raise AttnscopeError(f"{_flag(what)} {item!r} is not a range; write it as A-B, e.g. 20-23")
+                raise AttnscopeError("not_a_range", arg=what, value=repr(item))
             lo, hi = _int(lo_s, what), _int(hi_s, what)
             if (lo < 0) == (hi < 0) and lo > hi:  # mixed signs need the model's count: the core checks them
-                raise AttnscopeError(f"{_flag(what)} {item!r} runs backwards; write the smaller index first")
+                raise AttnscopeError("backwards", arg=what, value=repr(item))
             out.append(IndexRange(lo, hi))
         else:
             out.append(_int(item, what))
@@ -58,7 +56,7 @@ def parse_one(spec: str, what: str) -> int:
     except ValueError:
         pass
     parse_indices(spec, what)  # a malformed list says what is wrong with it
-    raise AttnscopeError(f"{_flag(what)} {spec!r}: give one {what} here, a single index such as 0 or -1")
+    raise AttnscopeError("one_layer" if what == "layer" else "one_head", arg=what, value=repr(spec))
 
 
 def parse_window(spec: str | None) -> tuple[int | None, int | None] | None:
@@ -66,12 +64,12 @@ def parse_window(spec: str | None) -> tuple[int | None, int | None] | None:
     if spec is None:
         return None
     if spec.count(":") != 1:
-        raise AttnscopeError(f"--window {spec!r}: write it as A:B (token positions A to B-1), e.g. 0:40")
+        raise AttnscopeError("window_form", value=repr(spec))
     lo_s, hi_s = (p.strip() for p in spec.split(":"))
     try:
         return (int(lo_s) if lo_s else None, int(hi_s) if hi_s else None)
     except ValueError:
-        raise AttnscopeError(f"--window {spec!r}: A and B must be whole numbers, e.g. 0:40") from None
+        raise AttnscopeError("window_ints", value=repr(spec)) from None
 
 
 def parse_steps(spec: str | None) -> list[int] | None:
@@ -82,7 +80,7 @@ def parse_steps(spec: str | None) -> list[int] | None:
     for item in spec.split(","):
         lo, _, hi = item.strip().partition("-")
         if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)):
-            raise AttnscopeError(f"--steps {spec!r}: use answer-token numbers from 0, such as 3, 0-4,10 or all")
+            raise AttnscopeError("steps", value=repr(spec))
         out.update(range(int(lo), int(hi or lo) + 1))
     return sorted(out)
 
@@ -92,14 +90,14 @@ def parse_ints(spec: str, flag: str, example: str) -> list[int]:
     try:
         return [int(x) for x in spec.split(",") if x.strip()]
     except ValueError:
-        raise AttnscopeError(f"{flag} {spec!r}: give comma-separated integers, e.g. {example}") from None
+        raise AttnscopeError("integers", arg=flag, value=repr(spec), example=example) from None
 
 
 def chat_spec(chat: bool, system: str | None, messages: Sequence[Message] | None) -> ChatSpec | None:
     """``--chat``/``--system`` and a ``--messages`` conversation (which implies ``--chat``) as the core's chat."""
     if messages is None and not chat:
         if system is not None:
-            raise AttnscopeError("--system needs --chat")
+            raise AttnscopeError("needs", arg="system", other="chat")
         return None
     return ChatSpec(system=system, messages=messages)
 
@@ -107,9 +105,9 @@ def chat_spec(chat: bool, system: str | None, messages: Sequence[Message] | None
 def query_spec(query: str | None, occurrence: int | None, pos: int | None) -> QuerySpec:
     """``--query``/``--occurrence`` or ``--pos`` as the core's query; neither: the last token."""
     if query is not None and pos is not None:
-        raise AttnscopeError("give --query or --pos, not both")
+        raise AttnscopeError("not_both", arg="query", other="pos")
     if occurrence is not None and query is None:
-        raise AttnscopeError("--occurrence needs --query")
+        raise AttnscopeError("needs", arg="occurrence", other="query")
     if query is None:
         return pos
     return Text(query, occurrence)
@@ -127,5 +125,5 @@ def parse_sites(spec: str) -> list[str]:
     asked = [s.strip() for s in spec.split(",")]
     bad = [s for s in asked if s not in SITES]
     if bad:
-        raise AttnscopeError(f"--site {spec!r}: use head, resid, k or v, or a comma list such as head,resid")
+        raise AttnscopeError("causal_site", spec=repr(spec))
     return [s for s in SITES if s in asked]

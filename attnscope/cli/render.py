@@ -22,7 +22,7 @@ def read_result(path: str, line: int | None = None) -> Any:
     an arrays file (.safetensors, .npz): it holds its document too."""
     import sys
 
-    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.errors import AttnscopeError
     from attnscope.results.arrays import FORMATS
 
     if path != "-" and Path(path).suffix.lower() in FORMATS:
@@ -31,44 +31,40 @@ def read_result(path: str, line: int | None = None) -> Any:
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except FileNotFoundError:
-        raise AttnscopeError(f"{path}: no such file", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("file_missing", path=path) from None
     except IsADirectoryError:
-        raise AttnscopeError(f"{path}: is a folder, not a JSON file", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("file_is_folder", path=path) from None
     except OSError as exc:
-        raise AttnscopeError(f"{path}: cannot read ({exc.strerror})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("file_unreadable", path=path, why=exc.strerror) from None
     if not data.strip():
-        raise AttnscopeError(f"{name}: empty file; expected the JSON from an attnscope --json run", ExitCode.INPUT_FILE)
+        raise AttnscopeError("file_empty", path=name)
     try:
         doc = _one_document(data.decode("utf-8"), name, line)
     except UnicodeDecodeError as exc:
-        raise AttnscopeError(f"{name}: not UTF-8 text (byte {exc.start})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("file_utf8", path=name, n=exc.start) from None
     except json.JSONDecodeError as exc:
         lines = _json_lines(data)
         if lines:
-            raise AttnscopeError(
-                f"{name} is JSON Lines ({lines} documents, one per line, as --input batch runs write); "
-                f"render one with --line N (1..{lines})",
-                ExitCode.INPUT_FILE,
-            ) from None
+            raise AttnscopeError("file_jsonl", path=name, n=lines, m=lines) from None
         body = data.strip()
-        cut = " (the file looks truncated)" if body[:1] in (b"{", b"[") and body[-1:] not in (b"}", b"]") else ""
+        cut = body[:1] in (b"{", b"[") and body[-1:] not in (b"}", b"]")
         raise AttnscopeError(
-            f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{cut}", ExitCode.INPUT_FILE
+            "file_json_cut" if cut else "file_json", path=name, line=exc.lineno, col=exc.colno, why=exc.msg
         ) from None
     return _rebuilt(doc, name, None if path == "-" else Path(path).parent)
 
 
 def _rebuilt(doc: Any, name: str, folder: Path | None) -> Any:
     """``from_json`` of ``doc``, its errors prefixed with the file's ``name``."""
-    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.errors import AttnscopeError
     from attnscope.results import from_json
 
     try:
         return from_json(doc, folder)
     except AttnscopeError as exc:
-        raise AttnscopeError(f"{name}: {exc.cli_message()}", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("path_prefix", path=name, message=exc) from None
     except (TypeError, ValueError) as exc:
-        raise AttnscopeError(f"{name}: not a valid attnscope result ({exc})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("file_not_result", path=name, why=exc) from None
 
 
 def _from_arrays_file(path: Path) -> Any:
@@ -99,13 +95,13 @@ def _json_lines(data: bytes) -> int:
 
 def _one_document(text: str, name: str, line: int | None) -> Any:
     """The JSON document in ``text``, or with ``line`` its ``line``-th non-blank line's."""
-    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.errors import AttnscopeError
 
     if line is None:
         return json.loads(text)
     rows = [row for row in text.splitlines() if row.strip()]
     if not 1 <= line <= len(rows):
-        raise AttnscopeError(f"--line {line}: {name} has {len(rows)} non-blank line(s)", ExitCode.USAGE)
+        raise AttnscopeError("file_line", line=line, path=name, n=len(rows))
     doc = json.loads(rows[line - 1])
     if isinstance(doc, dict):
         doc.pop("input_line", None)  # batch runs add it after the schema
@@ -125,7 +121,7 @@ def render_cmd(
     out: ArrayOutput,
 ) -> None:
     """Draw a saved --json result again (weights, heads, mask, matrix, tokens, info, ...): no model needed."""
-    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.errors import AttnscopeError
     from attnscope.results.check import problem
 
     result = read_result(file, line)
@@ -135,13 +131,8 @@ def render_cmd(
         bad = f"the raw values do not fit their shapes ({type(exc).__name__}: {exc})"
     if bad:
         name = "stdin" if file == "-" else file
-        raise AttnscopeError(
-            f"{name}: {bad}; the derived numbers disagree with the raw values (was it edited?)", ExitCode.INPUT_FILE
-        )
+        raise AttnscopeError("file_edited", path=name, bad=bad)
     try:
         out.emit(result)
     except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as exc:
-        raise AttnscopeError(
-            f"{file}: the result's fields do not fit together ({type(exc).__name__}: {exc}); was it edited?",
-            ExitCode.INPUT_FILE,
-        ) from None
+        raise AttnscopeError("file_fields", path=file, why=f"{type(exc).__name__}: {exc}") from None

@@ -30,11 +30,11 @@ def roles_cmd(
     from attnscope.errors import AttnscopeError
 
     if prompt is not None and (length is not None or seed is not None):
-        raise AttnscopeError("--length and --seed draw random tokens; give them or a PROMPT, not both")
+        raise AttnscopeError("length_seed_prompt")
     if top < 1:
-        raise AttnscopeError(f"--top {top}: give 1 or more")
+        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
     if length is not None and length < 2:
-        raise AttnscopeError(f"--length {length}: give 2 or more")
+        raise AttnscopeError("give_or_more", arg="length", value=length, k="2")
     text = read_prompt(prompt) if prompt is not None else None
     loaded = model.load()  # checks the model path before torch is imported
     from attnscope.core.roles import DEFAULT_LENGTH, roles

@@ -93,10 +93,10 @@ def stats_cmd(
     from attnscope.core.stats.options import DEFAULT_RETRIES, StatsConfig
 
     if input_file is None:
-        raise AttnscopeError("give --input FILE: one prompt per line, or JSON Lines")
+        raise AttnscopeError("stats_no_input")
     ray = one_of(engine, ("local", "ray"), "engine") == "ray"
     if not ray and (workers is not None or address is not None or retries is not None):
-        raise AttnscopeError("--workers, --address and --retries are for --engine ray")
+        raise AttnscopeError("stats_ray_only")
     if table is not None:
         _check_table(table)
     spec = chat_spec(chat.chat, chat.system, None)
@@ -121,12 +121,11 @@ def stats_cmd(
     result = _run(model, options, spec, input_file, out)
     if table is not None:
         write_table(table, result.table_rows())
-    from attnscope.render.i18n import error_text, t
+    from attnscope.render.i18n import t
 
     ctx = out.ctx()
-    for skipped in result.corpus.skipped[:SHOWN_SKIPPED]:  # the reason is recorded in English, shown in ctx.lang
-        reason = error_text(ctx.lang, skipped.reason)
-        out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=reason))
+    for skipped in result.corpus.skipped[:SHOWN_SKIPPED]:  # the result records the reason in English
+        out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=skipped.reason))
     more = len(result.corpus.skipped) - SHOWN_SKIPPED
     if more > 0:
         out.terminal.line(t(ctx.lang, "stats.skipped_more", n=more))
@@ -224,18 +223,16 @@ def _clock(seconds: float) -> str:
 def _check_table(path: str) -> None:
     lower = path.lower()
     if not (lower.endswith(".csv") or lower.endswith(".parquet")):
-        raise AttnscopeError(f"--table {path}: name a .csv or .parquet file")
+        raise AttnscopeError("stats_table_kind", path=path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise AttnscopeError(f"cannot write {path}: no such folder {folder!r}")
+        raise AttnscopeError("write_no_folder", path=path, folder=repr(folder))
     if lower.endswith(".parquet"):
         try:
             import pyarrow  # noqa: F401
             import pyarrow.parquet  # noqa: F401
         except ImportError:
-            raise AttnscopeError(
-                f"--table {path}: writing Parquet needs pyarrow (pip install pyarrow), or name a .csv file"
-            ) from None
+            raise AttnscopeError("stats_table_pyarrow", path=path) from None
 
 
 def write_table(path: str, rows: list[dict[str, object]]) -> None:

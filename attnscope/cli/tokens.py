@@ -28,7 +28,7 @@ def tokens_cmd(
     from attnscope.errors import AttnscopeError
 
     if prompt is None and messages is None:
-        raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
+        raise AttnscopeError("give_prompt")
     chosen = read_messages(messages)
     text = read_prompt(prompt) if prompt is not None else None
     spec = chat_spec(chat.chat, chat.system, chosen)

@@ -36,7 +36,7 @@ def trace_cmd(
     from attnscope.errors import AttnscopeError
 
     if prompt is None and messages is None:
-        raise AttnscopeError("give a PROMPT (or - for stdin), or --messages FILE")
+        raise AttnscopeError("give_prompt")
     from attnscope.cli.parse import chat_spec
 
     chosen = read_messages(messages)

@@ -99,7 +99,7 @@ def weights_cmd(
     from attnscope.results.weights import Agg, By, Measure, WeightsView
 
     if device_map is not None and model.device != "auto":
-        raise _bad("give --device or --device-map, not both")
+        raise _bad("not_both", arg="device", other="device_map")
     view = WeightsView(
         by=one_of(by, get_args(By), "by"),
         agg=one_of(agg, get_args(Agg), "agg"),
@@ -111,7 +111,7 @@ def weights_cmd(
     selection = Selection(layers=parse_indices(layer, "layer"), heads=parse_indices(head, "head"))
     asked = query_spec(query.query, query.occurrence, query.pos)
     if view.by == "segment" and not (chat.chat or messages is not None):
-        raise _bad("--by segment needs --chat or --messages: segments are the parts of a chat template")
+        raise _bad("by_segment", arg="by", other="chat", args="messages")
     if input_file is not None:
         _check_batch_options(prompt, messages=messages, measure=how, out=out)
         _batch(
@@ -160,15 +160,15 @@ def weights_cmd(
 def _check_batch_options(prompt: str | None, *, messages: str | None, measure: str, out: Output) -> None:
     """With ``--input``: refuse the options that only make sense for one prompt."""
     if messages is not None:
-        raise _bad("give --messages FILE or --input FILE, not both")
+        raise _bad("batch_messages")
     if measure != "weight":
-        raise _bad("--measure norm works on one prompt; it cannot be used with --input")
+        raise _bad("batch_measure")
     if prompt is not None:
-        raise _bad("give a PROMPT or --input FILE, not both")
+        raise _bad("prompt_or_input")
     if out.svg or out.html:
-        raise _bad("--svg/--html write one view; they cannot be used with --input")
+        raise _bad("batch_views")
     if isinstance(out, ArrayOutput) and out.arrays is not None:
-        raise _bad("--arrays writes one result's arrays; it cannot be used with --input")
+        raise _bad("arrays_batch")
 
 
 def _check_single_options(
@@ -176,21 +176,21 @@ def _check_single_options(
 ) -> None:
     """Without ``--input``: a prompt is needed, and the batch options keep their defaults."""
     if prompt is None and messages is None:
-        raise _bad("give a PROMPT (or - for stdin), --messages FILE, or --input FILE for many prompts")
+        raise _bad("give_prompt_input")
     if batch_size != 1 or keep_going or input_format != "auto":
-        raise _bad("--batch-size, --keep-going and --input-format need --input FILE")
+        raise _bad("batch_options")
 
 
 def _open_input(path: str) -> tuple[IO[bytes], int | None]:
     """The input as bytes, and its number of non-blank lines when it is a regular file."""
-    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.errors import os_error
 
     if path == "-":
         return sys.stdin.buffer, None
     try:
         fh = open(path, "rb")  # closed by the caller
     except OSError as exc:
-        raise AttnscopeError(f"--input {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+        raise os_error("input", path, exc) from None
     total = None
     if os.path.isfile(path):
         total = sum(1 for raw in fh if raw.strip())
@@ -214,15 +214,15 @@ def _batch(
     """Run every line of ``path``; print each outcome as it comes; stop or go on at a bad line."""
     from attnscope import render
     from attnscope.core.weights.batch import read_entries, run_batch
-    from attnscope.errors import AttnscopeError, ExitCode
+    from attnscope.errors import AttnscopeError
 
     if fmt not in ("auto", "lines", "jsonl"):
-        raise _bad(f"--input-format {fmt!r}: use auto, lines or jsonl")
+        raise _bad("use_choices", arg="input_format", value=repr(fmt), choices="auto, lines or jsonl")
     ctx = out.ctx()
     fh, total = _open_input(path)
     try:
         if total == 0:
-            raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)
+            raise AttnscopeError("input_empty", arg="input", path=path)
         loaded = load_model()
         t0 = time.perf_counter()
         written = failed = 0
@@ -248,9 +248,10 @@ def _batch(
                         first_error, first_line = outcome.error, outcome.line
                     if not keep_going:
                         break
+                    from attnscope.cli.flags import cli_text
                     from attnscope.render.i18n import error_line
 
-                    out.terminal.line(error_line(out.terminal.lang, outcome.error.cli_message()))
+                    out.terminal.line(error_line(out.terminal.lang, cli_text(outcome.error, out.terminal.lang)))
                     continue
                 _print_result(outcome.result, outcome.line, out, ctx)
                 written += 1
@@ -265,7 +266,7 @@ def _batch(
     if first_error is not None:
         raise _failed(first_error, first_line, failed, keep_going)
     if written == 0:
-        raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)
+        raise AttnscopeError("input_empty", arg="input", path=path)
 
 
 def _print_result(result: Any, line: int, out: Output, ctx: Ctx) -> None:
@@ -291,11 +292,11 @@ def _failed(first_error: AttnscopeError, first_line: int, failed: int, keep_goin
     from attnscope.errors import AttnscopeError
 
     if not keep_going:
-        return AttnscopeError(first_error.cli_message() + " (stopped; --keep-going skips bad lines)", first_error.code)
-    return AttnscopeError(f"{failed} line(s) failed, the first at line {first_line}", first_error.code)
+        return AttnscopeError("stopped", message=first_error)
+    return AttnscopeError("lines_failed", n=failed, line=first_line, cause=first_error)
 
 
-def _bad(message: str) -> Exception:
+def _bad(kind: str, **values: Any) -> Exception:
     from attnscope.errors import AttnscopeError
 
-    return AttnscopeError(message)
+    return AttnscopeError(kind, **values)

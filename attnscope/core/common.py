@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from attnscope.core.prompt.tokens import Encoded
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.results.common import ModelInfo
 from attnscope.results.derive import F32, f32
 
@@ -62,11 +62,12 @@ def attention_layers(info: ModelInfo, layers: Sequence[int]) -> list[int]:
     kept = [layer for layer in layers if layer not in linear]
     if not kept:
         full = [i for i in range(info.num_hidden_layers) if i not in linear]
-        raise AttnscopeError(
-            f"{'layer' if len(layers) == 1 else 'layers'} {_listed(layers)} of this {info.model_type} model "
-            f"{'is a linear-attention layer' if len(layers) == 1 else 'are linear-attention layers'} "
-            f"(no attention weights); its attention layers are {_listed(full)}",
-            option="layer",
+        raise (
+            AttnscopeError(
+                "linear_layer", arg="layer", layers=_listed(layers), model_type=info.model_type, full=_listed(full)
+            )
+            if len(layers) == 1
+            else AttnscopeError("linear_layers", layers=_listed(layers), model_type=info.model_type, full=_listed(full))
         )
     return kept
 
@@ -75,9 +76,5 @@ def every_layer(info: ModelInfo, what: str) -> list[int]:
     """All layers, for an analysis that needs every layer's rows; refused on a hybrid model."""
     linear = info.linear_layers()
     if linear:
-        raise AttnscopeError(
-            f"{what} needs every layer's attention weights, and layers {_listed(linear)} of this "
-            f"{info.model_type} model are linear-attention layers (no attention weights)",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("linear_needs_all", what=what, layers=_listed(linear), model_type=info.model_type)
     return list(range(info.num_hidden_layers))

@@ -30,7 +30,7 @@ from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, one
 from attnscope.core.prompt.tokens import check_length, encode_prompt, pick_query
 from attnscope.core.rope import attention_module, cos_sin, project, rotate
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.explain import Check, ExplainResult, RopeEvidence
@@ -70,7 +70,7 @@ def explain(
     """One head's scaled dot-product attention for one query, step by step, checked against the model
     (``dims``: how many dims of q, k_j and out to keep)."""
     if dims < 1:
-        raise AttnscopeError("dims must be at least 1", option="dims")
+        raise AttnscopeError("at_least_plain", arg="dims", k="1")
     info = loaded.info
     (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")
@@ -83,11 +83,7 @@ def explain(
     if getattr(attn, "attn_logit_softcapping", None) is not None or isinstance(
         getattr(attn, "sinks", None), torch.Tensor
     ):
-        raise AttnscopeError(
-            f"explain writes the softmax over the keys alone, and layer {li} of this {info.model_type} model "
-            "changes it (logit soft-capping or a learned sink logit); weights and matrix show its exact rows",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("explain_softmax", layer=li, model_type=info.model_type)
     proj = project(loaded.model, enc.ids, li, [i])
     n_heads, n_kv = proj.q.shape[0], proj.k.shape[0]
     groups = n_heads // n_kv

@@ -81,20 +81,13 @@ def explore(
     asked = pick_positions(enc, queries, warnings)
     full = n <= limit
     if not full and not asked:
-        raise AttnscopeError(
-            f"the prompt has {n} tokens; explore stores every row only up to {limit} tokens: "
-            "give queries (texts or positions) to store only those rows",
-            cli=f"the prompt has {n} tokens; explore stores every row only up to {limit} tokens: "
-            "give --query TEXT or --pos N (several allowed) to store only those rows",
-        )
+        raise AttnscopeError("explore_long", n=n, limit=limit, arg="query", other="pos")
     stored = list(range(n)) if full else sorted(set(asked))
     query = asked[0] if asked else n - 1
     key_text = None if key is None else as_text(key)
     key_span = [] if key_text is None else find_span(enc, key_text.text, key_text.occurrence, warnings, "key")
     if key_text is not None and key_span[-1] > query:
-        raise AttnscopeError(
-            f"key {key_text.text!r} comes after the query (position {query}); the query cannot see it", option="key"
-        )
+        raise AttnscopeError("key_after_query_pos", arg="key", key=repr(key_text.text), pos=query)
     layers = every_layer(info, "explore")
     end = max(stored) + 1
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`

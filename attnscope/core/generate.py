@@ -62,8 +62,7 @@ def check_room(prompt_len: int, max_new_tokens: int, max_positions: int | None) 
     """The prompt plus every new token must fit in the model's positions."""
     if max_positions and prompt_len + max_new_tokens > max_positions:
         raise AttnscopeError(
-            f"the prompt has {prompt_len} tokens; with {max_new_tokens} new tokens that is "
-            f"{prompt_len + max_new_tokens} positions, more than this model's max_position_embeddings ({max_positions})"
+            "too_long_generate", n=prompt_len, k=max_new_tokens, total=prompt_len + max_new_tokens, limit=max_positions
         )
 
 

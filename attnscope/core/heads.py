@@ -77,7 +77,7 @@ def heads(
     q_text, k_text = as_text(query), as_text(key)
     query, key = q_text.text, k_text.text
     if top < 1:
-        raise AttnscopeError(f"top {top}: give 1 or more", option="top")
+        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
     info = loaded.info
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
@@ -86,15 +86,15 @@ def heads(
     k_span = find_span(enc, key, k_text.occurrence, warnings, "key")
     if k_span[-1] > q_span[-1]:
         raise AttnscopeError(
-            f"key {key!r} ({_describe(enc, k_span)}) ends after the query {query!r} ({_describe(enc, q_span)}); "
-            "a token attends only to itself and earlier tokens, so put the key before the query",
-            option="key",
+            "key_after_query",
+            arg="key",
+            key=repr(key),
+            key_where=_describe(enc, k_span),
+            query=repr(query),
+            query_where=_describe(enc, q_span),
         )
     if no_sink and q_span[0] == 0:
-        raise AttnscopeError(
-            "no_sink: the query span starts at position 0, which no_sink excludes",
-            cli="--no-sink: the query span starts at position 0, which --no-sink excludes",
-        )
+        raise AttnscopeError("no_sink_span", arg="no_sink")
     if no_sink and 0 in k_span:
         warnings.append(ResultWarning(code="sink_key_excluded"))
     rows, shown, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Literal, cast
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import (
     PLAIN_GGUF_ARCHITECTURES,
     REQUIRED,
@@ -39,10 +39,7 @@ from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult, KVGroup
 def gqa_groups(num_attention_heads: int, num_key_value_heads: int) -> list[KVGroup]:
     """Query head h reads KV head h // (num_attention_heads // num_key_value_heads)."""
     if num_key_value_heads < 1 or num_attention_heads % num_key_value_heads:
-        raise AttnscopeError(
-            f"num_attention_heads {num_attention_heads} is not a multiple of num_key_value_heads {num_key_value_heads}",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("heads_multiple", q=num_attention_heads, kv=num_key_value_heads)
     size = num_attention_heads // num_key_value_heads
     return [KVGroup(kv_head=k, heads=list(range(k * size, (k + 1) * size))) for k in range(num_key_value_heads)]
 
@@ -59,12 +56,12 @@ def info_from_gguf(path: Path) -> InfoResult:
     meta = header.metadata
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
-        raise AttnscopeError(f"{path}: GGUF metadata has no general.architecture", ExitCode.MODEL)
+        raise AttnscopeError("gguf_metadata", path=path, name="general.architecture")
 
     def need(name: str) -> int:
         value = meta.get(f"{arch}.{name}")
         if not isinstance(value, int):
-            raise AttnscopeError(f"{path}: GGUF metadata has no {arch}.{name}", ExitCode.MODEL)
+            raise AttnscopeError("gguf_metadata", path=path, name=f"{arch}.{name}")
         return value
 
     layers = need("block_count")
@@ -166,7 +163,7 @@ def _config_object(spec: str, doc: dict[str, Any]) -> Any:
     try:
         return AutoConfig.for_model(**doc)
     except (ValueError, KeyError, TypeError) as exc:
-        raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError("config_unreadable", spec=spec, detail=f"{type(exc).__name__}: {exc}") from exc
 
 
 def _window(kinds: list[str], window: Any) -> int | None:
@@ -187,7 +184,7 @@ def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | 
         kinds, bases = layer_kinds(filled), rope_bases(filled)
     missing = [k for k in REQUIRED if not isinstance(text.get(k), int)]
     if missing:
-        raise AttnscopeError(f"{spec}: config.json has no {', '.join(missing)}", ExitCode.MODEL)
+        raise AttnscopeError("config_missing", spec=spec, names=", ".join(missing))
     heads = int(text["num_attention_heads"])
     kv = int(text.get("num_key_value_heads") or heads)
     hidden = int(text["hidden_size"])

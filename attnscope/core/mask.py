@@ -29,7 +29,7 @@ from attnscope.core import maskgrid
 from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.prompt.spec import ChatSpec, one_of
 from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.mask import PAD_LABEL, MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
@@ -96,7 +96,7 @@ def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -
     body = anatomy.of(model)
     attn = body.layers[0].attn if body.layers else None
     if not isinstance(attn, torch.nn.Module):
-        raise AttnscopeError("cannot find layer 0's self_attn module to read the eager mask", ExitCode.MODEL)
+        raise AttnscopeError("mask_no_self_attn")
     seen: dict[str, Any] = {}
 
     def hook(module: torch.nn.Module, args: Any, kwargs: dict[str, Any], output: Any) -> None:
@@ -121,7 +121,7 @@ def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -
         handle.remove()
         engine.prepare(model)
     if not isinstance(seen.get("mask"), torch.Tensor) or not isinstance(seen.get("weights"), torch.Tensor):
-        raise AttnscopeError("the eager forward did not hand layer 0 a mask and weights to read", ExitCode.MODEL)
+        raise AttnscopeError("mask_no_eager")
     return seen["mask"].detach().cpu(), seen["weights"].detach().float().cpu()
 
 
@@ -149,7 +149,7 @@ def mask(
     causal and padding grid, checked against the mask the model really applied. Grids longer than
     ``max_size`` are condensed. ``maskgrid.illustration`` draws the note's grids without a model."""
     if not prompts:
-        raise AttnscopeError("give at least one prompt")
+        raise AttnscopeError("mask_give_prompt")
     maskgrid.check_max_size(max_size)
     tokenizer, model = loaded.tokenizer, loaded.model
     side = one_of(padding_side or getattr(tokenizer, "padding_side", None) or "right", maskgrid.SIDES, "padding_side")
@@ -236,7 +236,7 @@ def _capture(loaded: Loaded, ids: torch.Tensor, am: torch.Tensor, layout: _Layou
     got = engine.run(loaded.model, ids, am, engine.Request(positions=positions, layers=every, keep_mask=every))
     engine.check_finite(got.rows)
     if set(got.mask) != set(every):
-        raise AttnscopeError(f"only layers {sorted(got.mask)} handed their mask to the attention", ExitCode.MODEL)
+        raise AttnscopeError("mask_layers", layers=sorted(got.mask))
     return got
 
 

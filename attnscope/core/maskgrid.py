@@ -56,21 +56,18 @@ def shown_positions(n: int, max_size: int) -> list[int]:
 
 def check_max_size(max_size: int) -> None:
     if max_size < 4:
-        raise AttnscopeError(f"max_size {max_size}: use 4 or more", option="max_size")
+        raise AttnscopeError("use_or_more", arg="max_size", value=max_size, k="4")
 
 
 def illustration(size: int = 4, pad: int = 1, side: Side = "left", max_size: int = DEFAULT_MAX_SIZE) -> MaskResult:
     """The note's figure for a sequence of ``size`` positions with ``pad`` pads on ``side``."""
     where = one_of(side, SIDES, "side")
     if not 1 <= size <= MAX_ILLUSTRATION:
-        raise AttnscopeError(f"size {size}: use 1..{MAX_ILLUSTRATION}", option="size")
+        raise AttnscopeError("use_range", arg="size", value=size, a="1", b=MAX_ILLUSTRATION)
     if pad < 0:
-        raise AttnscopeError(f"pad {pad}: it cannot be negative", option="pad")
+        raise AttnscopeError("pad_negative", arg="pad", value=pad)
     if pad >= size:
-        raise AttnscopeError(
-            f"pad {pad} must be smaller than size {size}: at least one position must be a token",
-            cli=f"--pad {pad} must be smaller than --size {size}: at least one position must be a token",
-        )
+        raise AttnscopeError("pad_size", arg="pad", other="size", pad=pad, size=size)
     check_max_size(max_size)
     attention_mask = side_mask(size, pad, where)
     pads = padded_rows(attention_mask)

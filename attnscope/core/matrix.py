@@ -13,7 +13,7 @@ tokens, so each row still sums to 1. This module does not load models and does n
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import torch
 
@@ -42,9 +42,7 @@ def check_window(window: tuple[int | None, int | None] | None, n: int) -> tuple[
     hi = n if window[1] is None else window[1]
     if not 0 <= lo < hi <= n:
         shown = f"{'' if window[0] is None else lo}:{'' if window[1] is None else hi}"
-        raise AttnscopeError(
-            f"window {shown!r} is out of range: the prompt has {n} tokens (0 <= A < B <= {n})", option="window"
-        )
+        raise AttnscopeError("window_range", arg="window", value=repr(shown), n=n, m=n)
     return lo, hi
 
 
@@ -52,15 +50,12 @@ def check_memory(rows: int, cols: int, device: str = "cpu") -> None:
     """Refuse, with the estimate, when a rows x cols matrix for one head will not fit
     (the shared guard: free memory with headroom, capped by $ATTNSCOPE_MEMORY_LIMIT)."""
     cells = rows * cols
-    what = f"matrix: {rows} x {cols} = {cells:,} weights for one head (fp32 rows, Python floats, JSON)"
-    said, cli = "give a window (A, B) to show part of the prompt", "use --window A:B to show part of the prompt"
+    sizes: dict[str, Any] = {"a": rows, "b": cols, "weights": f"{cells:,}", "arg": "window"}
     if device.startswith("cpu"):
-        memory.guard(cells * (HOST_BYTES_PER_CELL + DEVICE_BYTES_PER_CELL), what, said, cli=cli)
+        memory.guard(cells * (HOST_BYTES_PER_CELL + DEVICE_BYTES_PER_CELL), "memory_matrix", **sizes)
     else:
-        memory.guard(cells * HOST_BYTES_PER_CELL, what, said, cli=cli)
-        memory.guard(
-            cells * DEVICE_BYTES_PER_CELL, what, said + " or load it on the cpu", device, cli=cli + " or --device cpu"
-        )
+        memory.guard(cells * HOST_BYTES_PER_CELL, "memory_matrix", **sizes)
+        memory.guard(cells * DEVICE_BYTES_PER_CELL, "memory_matrix_device", device, other="device", **sizes)
 
 
 def _blocks(start: int, end: int, max_groups: int) -> list[list[int]]:
@@ -116,10 +111,7 @@ def matrix(
     check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
     start, end = check_window(window, n)
     if by == "word" and (start, end) != (0, n):
-        raise AttnscopeError(
-            "by='word' works on the whole prompt; give no window with it",
-            cli="--by word works on the whole prompt; use --window without --by word",
-        )
+        raise AttnscopeError("window_by_word", arg="by", other="window")
     check_memory(end - start, end, str(next(loaded.model.parameters()).device))
     ids = torch.tensor([enc.ids[:end]])  # (1, end): later tokens cannot change causal rows before `end`
     positions = torch.arange(start, end)[None, :]  # (1, P)

@@ -25,7 +25,7 @@ import torch
 from attnscope.capture import anatomy, engine
 from attnscope.core.common import every_layer, tolerance
 from attnscope.core.prompt.tokens import check_length, encode, readable, vocab_label
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning
 from attnscope.results.reuse import CacheCheck, Comparisons, LayerDiff, ReuseResult
@@ -88,7 +88,7 @@ def cache_check(
         first = model(input_ids=pre, attention_mask=torch.ones_like(pre), use_cache=True, logits_to_keep=1)
         cache = first.cache
         if cache is None:
-            raise AttnscopeError("the model returned no cache with use_cache=True", ExitCode.MODEL)
+            raise AttnscopeError("reuse_no_cache")
         prefix_len = int(cache.get_seq_length())
         stored_k0 = cache.layers[0].keys.float().cpu()  # (1, KV, P, D)
         reused = copy.deepcopy(cache)
@@ -191,10 +191,10 @@ def comparisons(loaded: Loaded, ids: list[int], repeat: int) -> Comparisons:
 def _suffix_ids(tokenizer: Any, suffix: str) -> list[int]:
     """The suffix's token ids, tokenized on its own (no special tokens); it must give some."""
     if not suffix:
-        raise AttnscopeError("the suffix is empty")
+        raise AttnscopeError("suffix_empty")
     ids = list(tokenizer(suffix, add_special_tokens=False)["input_ids"])
     if not ids:
-        raise AttnscopeError("the suffix gives no tokens")
+        raise AttnscopeError("suffix_no_tokens")
     return ids
 
 
@@ -209,7 +209,7 @@ def _cache_consistent(cache: CacheCheck, n_tokens: int) -> bool:
 def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> ReuseResult:
     """Everything ``attnscope reuse`` does."""
     if repeat < 1:
-        raise AttnscopeError("repeat must be at least 1", option="repeat")
+        raise AttnscopeError("at_least_plain", arg="repeat", k="1")
     tokenizer = loaded.tokenizer
     model = loaded.model
     pre = encode(tokenizer, prefix)

@@ -144,13 +144,13 @@ def roles(
 ) -> RolesResult:
     """Everything ``attnscope roles`` does: random repeated tokens (no prompt) or the prompt's tokens."""
     if top < 1:
-        raise AttnscopeError(f"top {top}: give 1 or more", option="top")
+        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
     info = loaded.info
     tokenizer = loaded.tokenizer
     max_pos = getattr(loaded.model.config, "max_position_embeddings", None)
     if prompt is None:
         if length < 2:
-            raise AttnscopeError(f"length {length}: give 2 or more random tokens", option="length")
+            raise AttnscopeError("give_or_more_random", arg="length", value=length, k="2")
         bos_id = getattr(tokenizer, "bos_token_id", None)
         half = random_ids(tokenizer, length, seed)
         ids = ([int(bos_id)] if isinstance(bos_id, int) else []) + half + half
@@ -162,7 +162,7 @@ def roles(
     else:
         enc = encode(tokenizer, prompt)
         if len(enc.ids) < 2:
-            raise AttnscopeError("roles needs a prompt of 2 or more tokens")
+            raise AttnscopeError("roles_short")
         check_length(len(enc.ids), max_pos)
         ids, tokens, text = enc.ids, enc.tokens, enc.text
         length, source, bos, used_seed = len(ids), "prompt", False, None

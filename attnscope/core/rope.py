@@ -29,7 +29,7 @@ from attnscope.capture import anatomy, engine
 from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.prompt.spec import one
 from attnscope.core.prompt.tokens import check_length, encode
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.rope import Pair, RelativeCheck, RopeResult, VCheck
 
@@ -111,7 +111,7 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
     finally:
         handle.remove()
     if seen.get("x") is None or seen.get("pe") is None:
-        raise AttnscopeError("the attention module was not given hidden_states/position_embeddings", ExitCode.MODEL)
+        raise AttnscopeError("rope_inputs")
     engine.check_finite(got.rows)
     x = seen["x"]  # (1, T, hidden)
     n_tok = x.shape[1]
@@ -143,9 +143,7 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
 def rope_theta(config: Any) -> tuple[float, str]:
     params = getattr(config, "rope_parameters", None)
     if not isinstance(params, dict) or "rope_theta" not in params:
-        raise AttnscopeError(
-            f"{getattr(config, 'model_type', 'this model')}: config.rope_parameters has no rope_theta", ExitCode.MODEL
-        )
+        raise AttnscopeError("rope_theta", model_type=getattr(config, "model_type", "this model"))
     return float(params["rope_theta"]), str(params.get("rope_type", "default"))
 
 
@@ -242,7 +240,7 @@ def rope(
     theta, rope_type = rope_theta(config)
     head_dim = anatomy.of(model).head_dim
     if pos < 0:
-        raise AttnscopeError(f"pos {pos}: a position is 0 or more", option="pos")
+        raise AttnscopeError("pos_negative", arg="pos", value=pos)
     shifts = _positive_shifts(deltas)
     (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")
@@ -284,7 +282,7 @@ def _positive_shifts(deltas: Sequence[int] | None) -> list[int]:
     """The shifts asked for (default ``DEFAULT_DELTAS``); each must be positive."""
     shifts = list(DEFAULT_DELTAS if deltas is None else deltas)
     if not shifts or any(d <= 0 for d in shifts):
-        raise AttnscopeError("deltas: give positive shifts, e.g. 1,10,100,1000", option="deltas")
+        raise AttnscopeError("deltas_positive", arg="deltas")
     return shifts
 
 
@@ -294,11 +292,7 @@ def _shifts_in_range(shifts: list[int], m: int, max_pos: int | None, *, chosen: 
     if max_pos and not chosen:
         shifts = [d for d in shifts if m + d < max_pos] or [1]
     if max_pos and m + max(shifts) >= max_pos:
-        raise AttnscopeError(
-            f"deltas: the query at position {m} shifted by {max(shifts)} passes max_position_embeddings "
-            f"({max_pos}), where the model never runs; use shifts below {max_pos - m}",
-            option="deltas",
-        )
+        raise AttnscopeError("deltas_long", arg="deltas", m=m, shift=max(shifts), limit=max_pos, below=max_pos - m)
     return shifts
 
 

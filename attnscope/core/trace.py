@@ -26,7 +26,7 @@ from attnscope.capture import anatomy, engine
 from attnscope.core.common import tolerance
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at, vocab_label
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.trace import Compare, CompareRow, NextCheck, TopToken, TraceResult, TraceRow
 
@@ -57,7 +57,7 @@ def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
     decoder = body.decoder
     layers = [layer.block for layer in body.layers]
     if not layers:
-        raise AttnscopeError(f"{type(model).__name__}: no decoder layers", ExitCode.MODEL)
+        raise AttnscopeError("no_decoder_layers", model=type(model).__name__)
     raw: dict[str, torch.Tensor] = {}
 
     def grab(module: torch.nn.Module, args: tuple[Any, ...], output: Any) -> None:
@@ -73,7 +73,7 @@ def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
         handle.remove()
     hidden = out.hidden_states
     if hidden is None or len(hidden) != len(layers) + 1 or "last" not in raw:
-        raise AttnscopeError("this model did not return one hidden state per layer", ExitCode.MODEL)
+        raise AttnscopeError("hidden_states")
     with torch.inference_mode():
         normed_diff = float((hidden[-1] - body.norm_module()(raw["last"])).abs().max())
     rows = list(hidden[:-1]) + [raw["last"]]
@@ -96,11 +96,7 @@ def check_finite(model: torch.nn.Module, ids: list[int], hidden: torch.Tensor) -
         )
         engine.check_finite(got.rows)
     where = "the embedding" if bad_stage == 0 else f"the output of layer {bad_stage - 1}"
-    raise AttnscopeError(
-        f"NaN or inf in {where}; try loading it with dtype float32",
-        ExitCode.NUMERIC,
-        cli=f"NaN or inf in {where}; try --dtype float32",
-    )
+    raise AttnscopeError("nan_other", where=where, arg="dtype")
 
 
 def model_logits(model: torch.nn.Module, ids: list[int], position: int) -> torch.Tensor:
@@ -136,9 +132,9 @@ def trace(
     ``compare_pos``: a second position to compare with (default: one with the same token id).
     ``prompt``: the text, or with ``chat.messages`` the last user turn."""
     if dims < 1:
-        raise AttnscopeError("dims must be at least 1", option="dims")
+        raise AttnscopeError("at_least_plain", arg="dims", k="1")
     if top < 1:
-        raise AttnscopeError("top must be at least 1", option="top")
+        raise AttnscopeError("at_least_plain", arg="top", k="1")
     model = loaded.model
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
@@ -147,9 +143,7 @@ def trace(
     if compare_pos is not None:
         other = query_at(enc, compare_pos, "compare_pos").index
         if other == p:
-            raise AttnscopeError(
-                f"compare_pos {compare_pos} is the traced position itself; pick another one", option="compare_pos"
-            )
+            raise AttnscopeError("compare_pos", arg="compare_pos", value=compare_pos)
     else:
         same = [i for i in range(len(enc.ids)) if enc.ids[i] == enc.ids[p] and i != p]
         if same:

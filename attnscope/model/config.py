@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import hub
 from attnscope.model.gguf_header import ArrayLength, read_gguf_header
 from attnscope.model.reference import resolve
@@ -133,19 +133,12 @@ def check_config(config: Any, name: str) -> None:
     encoder_only = bool(archs) and not any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
     if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING or encoder_only:
         what = f" ({', '.join(archs)})" if archs else ""
-        raise AttnscopeError(f"{name}: a {model_type!r} model{what} is not a causal language model", ExitCode.MODEL)
+        raise AttnscopeError("not_causal", name=name, model_type=repr(model_type), what=what)
     if not attention_source(MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]):
-        raise AttnscopeError(
-            f"{name}: a {model_type!r} model does not run its attention through transformers' attention "
-            "interface, so attnscope cannot capture it",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("not_interface", name=name, model_type=repr(model_type))
     kinds = layer_kinds(config.to_dict())
     if kinds and all(kind == "linear" for kind in kinds):
-        raise AttnscopeError(
-            f"{name}: every layer of this {model_type!r} model is a linear-attention layer (no attention weights)",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("all_linear", name=name, model_type=repr(model_type))
 
 
 @dataclass(frozen=True)
@@ -171,11 +164,7 @@ OUTPUT_GATED_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_
 def check_norm_applies(shape: ModelShape) -> None:
     """Refuse ``--measure norm`` before loading where the model type tells that it cannot apply."""
     if shape.model_type in OUTPUT_GATED_TYPES:
-        raise AttnscopeError(
-            f"{shape.model_type} attention gates each head's output (a sigmoid of the query side) before o_proj, "
-            "so what a key adds is not alpha_ij f_h(x_j) and the norm measure does not apply",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("gated_heads", model_type=shape.model_type)
 
 
 def _count(value: Any) -> int | None:
@@ -275,13 +264,13 @@ def read_config(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
             path = Path(hf_hub_download(spec, "config.json", revision=revision, local_files_only=hub.hub_local_only()))
         doc = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
-        raise AttnscopeError(f"{spec}: config.json is not valid JSON ({exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError("config_not_json", spec=spec, detail=exc) from exc
     except Exception as exc:  # OSError, hub errors
         if kind == "hub":
             raise hub.hub_error(spec, exc) from exc
-        raise AttnscopeError(f"{spec}: cannot read config.json ({exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError("config_unreadable", spec=spec, detail=exc) from exc
     if not isinstance(doc, dict):
-        raise AttnscopeError(f"{spec}: config.json is not a JSON object", ExitCode.MODEL)
+        raise AttnscopeError("config_not_object", spec=spec)
     text = doc.get("text_config", doc)
     if isinstance(text, dict) and all(k in text for k in REQUIRED):
         return doc
@@ -294,5 +283,5 @@ def read_config(spec: str, kind: str, revision: str | None) -> dict[str, Any]:
         )
         full: dict[str, Any] = AutoConfig.from_pretrained(spec, **options).to_dict()
     except (OSError, ValueError, KeyError) as exc:
-        raise AttnscopeError(f"{spec}: cannot read config.json ({type(exc).__name__}: {exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError("config_unreadable", spec=spec, detail=f"{type(exc).__name__}: {exc}") from exc
     return full

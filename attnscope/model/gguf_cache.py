@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model.config import TESTED_MODEL_TYPES, attention_source, check_config, gguf_model_type
 from attnscope.model.gguf_header import read_gguf_header
 from attnscope.model.reference import cache_root
@@ -175,11 +175,7 @@ def _check_gguf_architecture(path: Path) -> None:
     config_class = CONFIG_MAPPING[model_type] if model_type in CONFIG_MAPPING else None
     model_class = MODEL_FOR_CAUSAL_LM_MAPPING.get(config_class, None) if config_class is not None else None
     if model_class is None or not attention_source(model_class):
-        raise AttnscopeError(
-            f"{path}: a {arch!r} model (the GGUF's general.architecture) does not run its attention through "
-            "transformers' attention interface, so attnscope cannot capture it",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("not_interface_gguf", path=path, arch=repr(arch))
 
 
 def converted(path: Path, dtype_name: str, progress: Progress = noop, notice: Progress = noop) -> Path:
@@ -280,10 +276,7 @@ def _convert_gguf(path: Path, out: Path, dtype_name: str, progress: Progress) ->
     except AttnscopeError:
         raise
     except Exception as exc:  # gguf raises many kinds on a corrupt file
-        raise AttnscopeError(
-            f"{path}: not a readable GGUF model; is the file complete? ({type(exc).__name__}: {exc})",
-            ExitCode.MODEL,
-        ) from exc
+        raise AttnscopeError("gguf_unreadable_model", path=path, detail=f"{type(exc).__name__}: {exc}") from exc
     settings = config.to_dict()
     settings.pop("quantization_config", None)
     settings["dtype"] = settings["torch_dtype"] = dtype_name
@@ -498,7 +491,7 @@ class ShardWriter:
         import torch
 
         if name in self.names:
-            raise AttnscopeError(f"{self.out}: tensor {name} would be written twice", ExitCode.MODEL)
+            raise AttnscopeError("gguf_twice", path=self.out, name=name)
         self.names.add(name)
         kind = _ST_DTYPES[str(tensor.dtype).removeprefix("torch.")]
         data = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy()

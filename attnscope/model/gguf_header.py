@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 
 # GGUF value types: struct format (or None for string/array) by type id.
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
@@ -84,7 +84,7 @@ def read_gguf_header(path: Path) -> GGUFHeader:
         stat = path.stat()
         key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     except OSError as exc:
-        raise AttnscopeError(f"{path}: not a readable GGUF file ({exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError("gguf_unreadable", path=path, detail=exc) from exc
     if key not in _SCANNED:
         _SCANNED.clear()  # one file at a time is what a run reads
         _SCANNED[key] = _scan(path)
@@ -118,4 +118,4 @@ def _scan(path: Path) -> GGUFHeader:
                 cur.take("Q")  # offset
             return header
     except (OSError, ValueError, struct.error) as exc:
-        raise AttnscopeError(f"{path}: not a readable GGUF file ({exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError("gguf_unreadable", path=path, detail=exc) from exc

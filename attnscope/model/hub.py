@@ -14,7 +14,7 @@ import os
 import warnings
 from pathlib import Path
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 HUB_PROBE_TIMEOUT_S = 3.0
@@ -60,31 +60,16 @@ def hub_error(model_id: str, exc: BaseException) -> AttnscopeError:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
     if any(isinstance(e, hub_errors.RevisionNotFoundError) for e in chain):
-        return AttnscopeError(
-            f"model {model_id!r}: that revision does not exist on the hub",
-            ExitCode.MODEL,
-            cli=f"model {model_id!r}: that --revision does not exist on the hub",
-        )
+        return AttnscopeError("hub_revision", model=repr(model_id), arg="revision")
     if any(isinstance(e, (hub_errors.RepositoryNotFoundError, hub_errors.GatedRepoError)) for e in chain):
-        return AttnscopeError(
-            f"no model {model_id!r} on the Hugging Face hub (or it is gated or private)", ExitCode.MODEL
-        )
+        return AttnscopeError("hub_missing", model=repr(model_id))
     return offline_error(model_id)
 
 
 def offline_error(model_id: str) -> AttnscopeError:
     """The hub cannot be reached and ``model_id`` is not cached: say how to use a model on disk."""
     offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
-    why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached"
-    return AttnscopeError(
-        f"{why} and {model_id!r} is not in the local cache; use a model on disk instead: "
-        "pass the path of an HF model folder (with config.json) or of a .gguf file as the model, "
-        "or set ATTNSCOPE_MODEL to that path",
-        ExitCode.MODEL,
-        cli=f"{why} and {model_id!r} is not in the local cache; use a model on disk instead: "
-        "--model PATH, where PATH is an HF model folder (with config.json) or a .gguf file, "
-        "or export ATTNSCOPE_MODEL=PATH once for every command",
-    )
+    return AttnscopeError("hub_offline" if offline else "hub_unreachable", model=repr(model_id), arg="model")
 
 
 def cached_config(model_id: str, revision: str | None) -> Path | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import hub
 from attnscope.model.config import check_config, head_dim, layer_kinds, model_shape
 from attnscope.model.gguf_cache import converted
@@ -42,10 +42,7 @@ def pick_device(device: str) -> str:
     import torch
 
     if device not in DEVICES:
-        raise AttnscopeError(
-            f"unknown device {device!r}; use one of {', '.join(DEVICES)}",
-            cli=f"unknown --device {device!r}; use one of {', '.join(DEVICES)}",
-        )
+        raise AttnscopeError("unknown_device", arg="device", value=repr(device), choices=", ".join(DEVICES))
     if device == "auto":
         if torch.cuda.is_available():
             return "cuda"
@@ -53,17 +50,9 @@ def pick_device(device: str) -> str:
             return "mps"
         return "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise AttnscopeError(
-            "device 'cuda': no CUDA GPU is available here; use 'cpu'",
-            ExitCode.RESOURCE,
-            cli="--device cuda: no CUDA GPU is available here; use --device cpu",
-        )
+        raise AttnscopeError("no_cuda", arg="device")
     if device == "mps" and not torch.backends.mps.is_available():
-        raise AttnscopeError(
-            "device 'mps': MPS is not available here; use 'cpu'",
-            ExitCode.RESOURCE,
-            cli="--device mps: MPS is not available here; use --device cpu",
-        )
+        raise AttnscopeError("no_mps", arg="device")
     return device
 
 
@@ -128,10 +117,7 @@ def pick_dtype(
     import torch
 
     if dtype not in DTYPES:
-        raise AttnscopeError(
-            f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}",
-            cli=f"unknown --dtype {dtype!r}; use one of {', '.join(DTYPES)}",
-        )
+        raise AttnscopeError("unknown_dtype", arg="dtype", value=repr(dtype), choices=", ".join(DTYPES))
     if dtype == "auto":
         if device == "cuda":
             return torch.bfloat16
@@ -146,11 +132,11 @@ def pick_dtype(
     return getattr(torch, dtype)
 
 
-def _damaged(kind: str, path: str) -> str:
-    """For a GGUF, the cached conversion failed to load: say where it is and how to redo it."""
-    if kind != "gguf":
-        return ""
-    return f"; the cached conversion in {path} looks damaged: delete that folder and run again to reconvert"
+def _cannot_load(spec: str, detail: object, kind: str, path: str) -> AttnscopeError:
+    """The model failed to load; for a GGUF, the cached conversion is named, with how to redo it."""
+    if kind == "gguf":
+        return AttnscopeError("cannot_load_damaged", spec=spec, detail=detail, folder=path)
+    return AttnscopeError("cannot_load", spec=spec, detail=detail)
 
 
 def _load_error(exc: Exception, spec: str, kind: str, path: str) -> AttnscopeError:
@@ -159,12 +145,14 @@ def _load_error(exc: Exception, spec: str, kind: str, path: str) -> AttnscopeErr
     if isinstance(exc, OSError):
         if kind == "hub":
             return hub.hub_error(spec, exc)
-        return AttnscopeError(f"{spec}: cannot load the model ({exc}){_damaged(kind, path)}", ExitCode.MODEL)
+        return _cannot_load(spec, exc, kind, path)
     # ValueError, safetensors' SafetensorError on a truncated file, ...
     detail = f"{type(exc).__name__}: {exc}"
     if "ignore_mismatched_sizes" in detail:  # transformers points at a report it logged, which is silenced
+        if kind != "gguf":
+            return AttnscopeError("cannot_load_shapes", spec=spec)
         detail = "its weights do not have the shapes its config.json describes"
-    return AttnscopeError(f"{spec}: cannot load the model ({detail}){_damaged(kind, path)}", ExitCode.MODEL)
+    return _cannot_load(spec, detail, kind, path)
 
 
 def load(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
@@ -35,11 +35,11 @@ def resolve(model: str | None) -> tuple[str, str]:
     if path.is_file():
         if path.suffix.lower() == ".gguf":
             return str(path), "gguf"
-        raise AttnscopeError(f"{spec}: a model file must be a .gguf file (or pass an HF folder)", ExitCode.MODEL)
+        raise AttnscopeError("not_gguf", spec=spec)
     if path.is_dir():
         if not (path / "config.json").is_file():
-            raise AttnscopeError(f"{spec}: folder has no config.json, so it is not an HF model folder", ExitCode.MODEL)
+            raise AttnscopeError("no_config", spec=spec)
         return str(path), "folder"
     if looks_local:
-        raise AttnscopeError(f"{spec}: no such file or folder", ExitCode.MODEL)
+        raise AttnscopeError("no_such_path", spec=spec)
     return spec, "hub"

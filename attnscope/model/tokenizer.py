@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import hub
 from attnscope.model.config import model_shape
 from attnscope.model.gguf_cache import cached_entry
@@ -19,10 +19,7 @@ from attnscope.model.said import Progress, Said, noop
 def check_vocab(tokenizer: Any, spec: str) -> Any:
     """A folder with no tokenizer files still gets an empty tokenizer from transformers; refuse it."""
     if len(tokenizer) <= len(getattr(tokenizer, "all_special_tokens", []) or []):
-        raise AttnscopeError(
-            f"{spec}: no tokenizer files (tokenizer.json, or vocab.json and merges.txt), so the text cannot be tokenized",
-            ExitCode.MODEL,
-        )
+        raise AttnscopeError("no_tokenizer_files", spec=spec)
     return tokenizer
 
 
@@ -49,8 +46,6 @@ def load_tokenizer(model: str | None = None, revision: str | None = None, progre
     except OSError as exc:
         if kind == "hub":
             raise hub.hub_error(spec, exc) from exc
-        raise AttnscopeError(f"{spec}: no tokenizer could be loaded ({exc})", ExitCode.MODEL) from exc
+        raise AttnscopeError("no_tokenizer", spec=spec, detail=exc) from exc
     except Exception as exc:
-        raise AttnscopeError(
-            f"{spec}: no tokenizer could be loaded ({type(exc).__name__}: {exc})", ExitCode.MODEL
-        ) from exc
+        raise AttnscopeError("no_tokenizer", spec=spec, detail=f"{type(exc).__name__}: {exc}") from exc

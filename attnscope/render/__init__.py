@@ -21,7 +21,7 @@ from typing import IO
 
 from rich.console import Console, RenderableType
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.render.i18n import Lang, default_lang
 from attnscope.results import Result
 
@@ -76,7 +76,7 @@ def view(result: Result, ctx: Ctx) -> RenderableType:
     """The terminal view of any result (registered from the command table by ``load_views``)."""
     if load_views(type(result)):  # the first call: its view is registered now, then dispatch again
         return view(result, ctx)
-    raise AttnscopeError(f"no human view for {result.SCHEMA}", ExitCode.INPUT_FILE)
+    raise AttnscopeError("no_view", schema=result.SCHEMA)
 
 
 @functools.singledispatch
@@ -84,7 +84,7 @@ def figure(result: Result, ctx: Ctx) -> str:
     """The SVG figure of any result that has one (registered from the command table by ``load_views``)."""
     if load_views(type(result)):
         return figure(result, ctx)
-    raise AttnscopeError(f"no figure for {result.SCHEMA}", ExitCode.INPUT_FILE)
+    raise AttnscopeError("no_figure", schema=result.SCHEMA)
 
 
 def render(result: Result, ctx: Ctx | None = None) -> RenderableType:

@@ -13,14 +13,12 @@ This module holds no numbers and computes nothing; it never imports rich.
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Literal, get_args
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import ARGUMENTS, AttnscopeError
 
 Lang = Literal["en", "ko"]
 LANGS: tuple[Lang, ...] = get_args(Lang)
@@ -42,7 +40,7 @@ def check_lang(value: str, name: str = "language") -> Lang:
     for lang in LANGS:
         if value == lang:
             return lang
-    raise AttnscopeError(f"{name} {value!r}: use {' or '.join(LANGS)}", ExitCode.USAGE)
+    raise AttnscopeError("use_choices", arg=name, value=repr(value), choices=" or ".join(LANGS))
 
 
 def default_lang() -> Lang:
@@ -193,63 +191,28 @@ def section(lang: Lang, name: str) -> dict[str, Message]:
 
 # --- errors -------------------------------------------------------------------------------
 #
-# An error is raised with its English message (``AttnscopeError``, Click's usage errors). The
-# ``errors`` section of the catalogues maps message kinds to words: the English catalogue holds
-# each kind as a template of the English message (``{spec}: no such file or folder``), the other
-# catalogue the same kind in its words. :func:`error_text` reads the values back out of the
-# English message by that template and fills them into the reader's words; a value named
-# ``message`` is itself a message and is worded the same way (``line 3: ...``).
+# An error is a kind with values (``AttnscopeError("pos_range", arg="pos", n=40, ...)``); the
+# ``errors`` section of each catalogue words the kind as ``errors.msg.KIND``. A value that is
+# itself an error is worded the same way (``line 3: ...``); a value naming an argument
+# (``errors.ARGUMENTS``) is written by ``flag`` when the caller gives one (the CLI writes
+# ``--layer`` where the library says ``layer``).
 
 
-# What a value of a given name looks like in a message; any other value is any text.
-_ERROR_VALUE = {"flag": r"--[a-z][a-z-]*", "flags": r"--[a-z][a-z-]*(?:, --[a-z][a-z-]*)*"}
-_ERROR_VALUE |= dict.fromkeys(("n", "count", "line", "col", "last", "neg", "i", "k", "m", "limit", "total"), r"-?\d+")
-
-
-def _error_pattern(template: str) -> re.Pattern[str]:
-    parts = []
-    for literal, field, _spec, _conv in string.Formatter().parse(template):
-        parts.append(re.escape(literal))
-        if field is not None:
-            parts.append(f"(?P<{field}>{_ERROR_VALUE.get(field, '.+?')})")
-    return re.compile("".join(parts), re.S)
-
-
-@functools.cache
-def _error_kinds() -> list[tuple[str, re.Pattern[str]]]:
-    """Every message kind with its pattern, the most specific (most fixed text) first."""
-    kinds = [k for k in catalogue("en") if k.startswith(("errors.msg.", "errors.usage."))]
-    fixed = {k: len(re.sub(r"\{[^{}]*\}", "", catalogue("en")[k])) for k in kinds}
-    kinds.sort(key=lambda k: -fixed[k])
-    return [(k, _error_pattern(catalogue("en")[k])) for k in kinds]
-
-
-def error_text(lang: Lang, message: str) -> str:
-    """``message`` (an English error message, one line) in ``lang``; as it is when the catalogue
-    knows no kind that matches it."""
-    if lang == "en":
-        return message
-    worded = _worded_error(lang, message)
-    return message if worded is None else worded
-
-
-def _worded_error(lang: Lang, message: str) -> str | None:
-    for key, pattern in _error_kinds():
-        m = pattern.fullmatch(message)
-        if m is None:
-            continue
-        values = m.groupdict()
-        if "message" in values:
-            inner = _worded_error(lang, values["message"])
-            if inner is None:
-                continue
-            values["message"] = inner
-        return t(lang, key, **values)
-    return None
+def error_text(lang: Lang, error: AttnscopeError, flag: Callable[[str], str] | None = None) -> str:
+    """``error`` worded in ``lang``, its arguments written by ``flag`` (as they are without it)."""
+    values: dict[str, object] = {}
+    for name, value in error.values.items():
+        if isinstance(value, AttnscopeError):
+            value = error_text(lang, value, flag)
+        elif name in ARGUMENTS:
+            names = (value,) if isinstance(value, str) else tuple(value)  # type: ignore[call-overload,arg-type]
+            value = ", ".join(flag(n) if flag else n for n in names)
+        values[name] = value
+    return t(lang, f"errors.msg.{error.kind}", **values)
 
 
 def error_line(lang: Lang, message: str, *, usage: bool = False) -> str:
-    """The stderr line of an error: ``attnscope: error: ...`` in ``lang``; a usage error from the
-    option parser ends with the pointer to --help."""
-    line = t(lang, "errors.prefix") + error_text(lang, message)
+    """The stderr line of an error worded as ``message``: ``attnscope: error: ...`` in ``lang``; a
+    usage error from the option parser ends with the pointer to --help."""
+    line = t(lang, "errors.prefix") + message
     return line + t(lang, "errors.see_help") if usage else line

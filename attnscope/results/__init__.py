@@ -24,7 +24,7 @@ import types
 import typing
 from typing import Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 
 if typing.TYPE_CHECKING:
     from attnscope.results.arrays import ArraySink
@@ -114,7 +114,7 @@ def _from_optional(tp: Any, value: Any, where: str) -> Any:
 
 def _from_list(tp: Any, value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise _bad(where, "a list")
+        raise AttnscopeError("expected_list", where=where)
     (inner,) = get_args(tp)[:1]
     exact = _EXACT.get(inner)
     if exact is not None and all(type(v) is exact for v in value):
@@ -143,7 +143,7 @@ def _from_dataclass(tp: Any, value: Any, where: str) -> Any:
         if key in value:
             kwargs[f.name] = _from_plain(hints[f.name], value[key], f"{where}.{key}")
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise AttnscopeError(f"{where}: missing field '{key}'", ExitCode.INPUT_FILE)
+            raise AttnscopeError("missing_field", where=where, name=f"'{key}'")
     return tp(**kwargs)
 
 
@@ -180,7 +180,7 @@ def _from_scalar(tp: Any, value: Any, where: str) -> Any:
 
 
 def _bad(where: str, what: str) -> AttnscopeError:
-    return AttnscopeError(f"{where}: expected {what}", ExitCode.INPUT_FILE)
+    return AttnscopeError("expected", where=where, what=what)
 
 
 def result_types() -> dict[str, type[Result]]:
@@ -197,7 +197,7 @@ def from_json(doc: Any, folder: str | os.PathLike[str] | None = None) -> Result:
     file: its name is absolute or relative to ``folder``, the document's folder (None: the
     current folder)."""
     if not isinstance(doc, dict) or "schema" not in doc:
-        raise AttnscopeError("not an attnscope result: no 'schema' field", ExitCode.INPUT_FILE)
+        raise AttnscopeError("no_schema")
     from attnscope.results.arrays import inline
     from attnscope.results.upgrade import upgrade
 
@@ -206,7 +206,7 @@ def from_json(doc: Any, folder: str | os.PathLike[str] | None = None) -> Result:
     schema = doc["schema"]
     if schema not in registry:
         known = ", ".join(sorted(registry))
-        raise AttnscopeError(f"unknown schema {schema!r}; known: {known}", ExitCode.INPUT_FILE)
+        raise AttnscopeError("unknown_schema", schema=repr(schema), known=known)
     cls = registry[schema]
     body = {k: v for k, v in doc.items() if k not in ("schema", "attnscope_version", "arrays")}
     result: Result = _from_plain(cls, body, schema)

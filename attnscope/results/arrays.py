@@ -35,7 +35,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.results.files import check_output, write_atomic
 
 ARRAYS_SCHEMA = "attnscope.arrays/1"
@@ -51,7 +51,7 @@ def array_format(path: str | os.PathLike[str], option: str = "--arrays") -> Form
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise AttnscopeError(
-            f"{option} {os.fspath(path)}: use a .safetensors or .npz file name (not {suffix or 'no extension'!r})"
+            "arrays_extension", arg=option, path=os.fspath(path), suffix=repr(suffix or "no extension")
         )
     return FORMATS[suffix]
 
@@ -178,11 +178,9 @@ def header(doc: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if not isinstance(head, dict) or head.get("schema") != ARRAYS_SCHEMA:
         found = head.get("schema") if isinstance(head, dict) else head
-        raise AttnscopeError(f"arrays: expected {ARRAYS_SCHEMA!r}, found {found!r}", ExitCode.INPUT_FILE)
+        raise AttnscopeError("arrays_header", want=repr(ARRAYS_SCHEMA), found=repr(found))
     if not isinstance(head.get("file"), str) or head.get("format") not in FORMATS.values():
-        raise AttnscopeError(
-            "arrays: the header needs a file name and a format (safetensors or npz)", ExitCode.INPUT_FILE
-        )
+        raise AttnscopeError("arrays_header_fields")
     return head
 
 
@@ -200,7 +198,7 @@ def read_arrays(path: Path, fmt: Format | None = None) -> dict[str, npt.NDArray[
     """Every array in a safetensors or npz file, by key (the embedded document left out)."""
     fmt = fmt or array_format(path, "arrays")
     if not path.is_file():
-        raise AttnscopeError(f"{path}: no such arrays file", ExitCode.INPUT_FILE)
+        raise AttnscopeError("arrays_missing", path=path)
     try:
         if fmt == "safetensors":
             from safetensors.numpy import load_file
@@ -209,14 +207,14 @@ def read_arrays(path: Path, fmt: Format | None = None) -> dict[str, npt.NDArray[
         with np.load(path, allow_pickle=False) as data:
             return {key: data[key] for key in data.files if key != EMBEDDED_NPZ}
     except Exception as exc:  # a broken file: OSError, zipfile's and numpy's errors, safetensors' own SafetensorError
-        raise AttnscopeError(f"{path}: not a readable {fmt} file ({exc})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("arrays_unreadable", path=path, fmt=fmt, why=exc) from None
 
 
 def embedded_document(path: Path) -> dict[str, Any]:
     """The reference document an arrays file carries (see the module's docstring)."""
     fmt = array_format(path, "render")
     if not path.is_file():
-        raise AttnscopeError(f"{path}: no such file", ExitCode.INPUT_FILE)
+        raise AttnscopeError("file_missing", path=path)
     text: str | None = None
     try:
         if fmt == "safetensors":
@@ -228,15 +226,15 @@ def embedded_document(path: Path) -> dict[str, Any]:
             with np.load(path, allow_pickle=False) as data:
                 text = str(data[EMBEDDED_NPZ]) if EMBEDDED_NPZ in data.files else None
     except Exception as exc:  # a broken file: safetensors' own error type, zipfile's, numpy's
-        raise AttnscopeError(f"{path}: not a readable {fmt} file ({exc})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("arrays_unreadable", path=path, fmt=fmt, why=exc) from None
     if text is None:
-        raise AttnscopeError(f"{path}: holds no attnscope document (not written by --arrays)", ExitCode.INPUT_FILE)
+        raise AttnscopeError("arrays_no_document", path=path)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError:
         doc = None
     if not isinstance(doc, dict):
-        raise AttnscopeError(f"{path}: holds no attnscope document (not written by --arrays)", ExitCode.INPUT_FILE)
+        raise AttnscopeError("arrays_no_document", path=path)
     return doc
 
 
@@ -262,10 +260,7 @@ def load_arrays(
     wanted = head.get("keys") or []
     missing = [key for key in wanted if key not in stored]
     if missing:
-        raise AttnscopeError(
-            f"{path}: no array {missing[0]!r} (the document names {len(wanted)}, {len(missing)} missing)",
-            ExitCode.INPUT_FILE,
-        )
+        raise AttnscopeError("arrays_key", path=path, key=repr(missing[0]), n=len(wanted), m=len(missing))
     return {key: stored[key] for key in wanted}
 
 
@@ -281,16 +276,15 @@ def inline(doc: dict[str, Any], folder: str | os.PathLike[str] | None = None) ->
         if is_reference(value):
             key = value["array"]
             if key not in arrays:
-                raise AttnscopeError(f"{path}: no array {key!r}", ExitCode.INPUT_FILE)
+                raise AttnscopeError("arrays_no_array", path=path, key=repr(key))
             array = arrays[key]
             if list(array.shape) != list(value["shape"]):
                 raise AttnscopeError(
-                    f"{path}: array {key!r} has shape {list(array.shape)}, the document says {value['shape']}",
-                    ExitCode.INPUT_FILE,
+                    "arrays_shape", path=path, key=repr(key), have=list(array.shape), want=value["shape"]
                 )
             if "nulls" in value:
                 if value["nulls"] not in arrays:
-                    raise AttnscopeError(f"{path}: no array {value['nulls']!r}", ExitCode.INPUT_FILE)
+                    raise AttnscopeError("arrays_no_array", path=path, key=repr(value["nulls"]))
                 values = array.astype(object)
                 values[arrays[value["nulls"]].astype(bool)] = None
                 return values.tolist()
@@ -308,11 +302,11 @@ def _read_json(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise AttnscopeError(f"{path}: no such file", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("file_missing", path=path) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AttnscopeError(f"{path}: not a JSON document ({exc})", ExitCode.INPUT_FILE) from None
+        raise AttnscopeError("arrays_not_json", path=path, why=exc) from None
     if not isinstance(doc, dict):
-        raise AttnscopeError(f"{path}: not an attnscope document", ExitCode.INPUT_FILE)
+        raise AttnscopeError("arrays_not_document", path=path)
     return doc
 
 

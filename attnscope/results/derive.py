@@ -70,9 +70,7 @@ def shares(measured: F32) -> F32:
 def drop_sink(rows: F32) -> F32:
     """rows (..., K): position 0 set to 0 and each row renormalised over the rest."""
     if rows.shape[-1] < 2:
-        raise AttnscopeError(
-            "no_sink: the query is position 0, so nothing is left once position 0 is excluded", option="no_sink"
-        )
+        raise AttnscopeError("no_sink_first", arg="no_sink")
     out = rows.copy()
     out[..., 0] = 0.0
     return shares(out)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 
 
 def check_output(path: str | os.PathLike[str]) -> None:
@@ -24,13 +24,11 @@ def check_output(path: str | os.PathLike[str]) -> None:
     target = Path(path)
     folder = target.parent
     if not folder.is_dir():
-        raise AttnscopeError(f"cannot write {os.fspath(path)}: no such folder {str(folder)!r}", ExitCode.USAGE)
+        raise AttnscopeError("write_no_folder", path=os.fspath(path), folder=repr(str(folder)))
     if target.is_dir():
-        raise AttnscopeError(f"cannot write {os.fspath(path)}: it is a folder", ExitCode.USAGE)
+        raise AttnscopeError("write_is_folder", path=os.fspath(path))
     if not os.access(folder, os.W_OK):
-        raise AttnscopeError(
-            f"cannot write {os.fspath(path)}: the folder {str(folder)!r} is not writable", ExitCode.USAGE
-        )
+        raise AttnscopeError("write_not_writable", path=os.fspath(path), folder=repr(str(folder)))
 
 
 def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
@@ -42,7 +40,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise AttnscopeError(f"cannot write {os.fspath(path)}: {exc.strerror}", ExitCode.USAGE) from None
+        raise AttnscopeError("write_error", path=os.fspath(path), why=exc.strerror) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -52,7 +50,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         os.replace(tmp, target)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise AttnscopeError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}", ExitCode.USAGE) from None
+        raise AttnscopeError("write_error", path=os.fspath(path), why=exc.strerror or exc) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import torch
 
+from attnscope.cli.flags import cli_text
 from attnscope.cli.parse import parse_indices
 from attnscope.core.prompt.spec import resolve
 from attnscope.errors import AttnscopeError, ExitCode
@@ -294,15 +295,15 @@ def test_model_errors_name_arguments_in_python_and_flags_on_the_cli(monkeypatch:
     with pytest.raises(AttnscopeError) as err:
         pick_device("tpu")
     assert err.value.message == "unknown device 'tpu'; use one of auto, cpu, cuda, mps"
-    assert err.value.cli_message() == "unknown --device 'tpu'; use one of auto, cpu, cuda, mps"
+    assert cli_text(err.value) == "unknown --device 'tpu'; use one of auto, cpu, cuda, mps"
     with pytest.raises(AttnscopeError) as err:
         pick_dtype("int8", "cpu")
     assert err.value.message == "unknown dtype 'int8'; use one of auto, float32, bfloat16, float16"
-    assert err.value.cli_message() == "unknown --dtype 'int8'; use one of auto, float32, bfloat16, float16"
+    assert cli_text(err.value) == "unknown --dtype 'int8'; use one of auto, float32, bfloat16, float16"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     offline = hub.offline_error("org/name")
     assert "--" not in offline.message and "ATTNSCOPE_MODEL" in offline.message
-    assert "--model PATH" in offline.cli_message()
+    assert "--model PATH" in cli_text(offline)
 
 
 def test_float16_on_cpu_warns_and_keeps_rows_fp32(cli: Any, model_dir: Path) -> None:
@@ -643,7 +644,7 @@ def test_parse_indices_rejects(spec: str) -> None:
     with pytest.raises(AttnscopeError) as err:
         resolve(parse_indices(spec, "layer"), 24, "layer")
     assert err.value.code == ExitCode.USAGE
-    assert err.value.cli_message().startswith("--layer ")
+    assert cli_text(err.value).startswith("--layer ")
 
 
 def test_parse_indices_accepts() -> None:

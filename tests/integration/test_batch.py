@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from attnscope.capture import engine
+from attnscope.cli.flags import cli_text
 from attnscope.core.prompt.spec import QuerySpec, Selection, Text
 from attnscope.core.weights import batch, weights
 from attnscope.errors import AttnscopeError, ExitCode
@@ -90,7 +91,7 @@ def test_bad_line_flushes_earlier_good_lines_first(loaded, monkeypatch):
     assert (first.line, second.line) == (1, 2) and first.result and second.result
     assert third.line == 3 and third.result is None and third.error is not None
     assert third.error.message.startswith("line 3: query 'not there' is not in the prompt")
-    assert third.error.cli_message().startswith("line 3: --query 'not there' is not in the prompt")
+    assert cli_text(third.error).startswith("line 3: --query 'not there' is not in the prompt")
     rest = list(outcomes)
     assert [o.line for o in rest] == [4] and rest[0].result is not None
 

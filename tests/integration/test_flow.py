@@ -175,16 +175,15 @@ def test_memory_guard_says_what_would_fit(loaded: Any, monkeypatch: pytest.Monke
 
 
 def test_model_errors_read_in_korean() -> None:
+    from attnscope.cli.flags import flag
+    from attnscope.errors import AttnscopeError as E
     from attnscope.render.i18n import error_text
 
-    for message in (
-        "flow splits each layer into x + attention and x_mid + MLP, but the layers of this gemma2 model normalise "
-        "a block's output (pre_feedforward_layernorm, post_feedforward_layernorm) before adding it",
-        "--verify knocks edges out, which is not supported on this model: the attention of this phi3 model has no "
-        "k_proj, v_proj module",
-        "the causal commands run a model layer by layer, but this qwen3_next model has linear_attention layers",
-        "flow keeps every layer's activations for the 28 tokens up to the prediction: about 458 KiB, but only "
-        "300 KiB can be used; about 22 tokens would fit (an earlier --pos, or a shorter prompt)",
+    for error in (
+        E("flow_layout", message=E("why_block_norm", kind="gemma2", names="pre_feedforward_layernorm")),
+        E("flow_verify_model", arg="verify", message=E("why_attn_modules", kind="phi3", names="k_proj, v_proj")),
+        E("causal_layerwise", message=E("why_layer_types", kind="qwen3_next", types="linear_attention")),
+        E("flow_memory", arg="pos", tokens=28, need="458 KiB", room="300 KiB", fits=22),
     ):
-        worded = error_text("ko", message)
-        assert worded != message and "model" not in worded.replace("모델", ""), worded
+        worded = error_text("ko", error, flag)
+        assert worded != error_text("en", error, flag) and "model" not in worded.replace("모델", ""), worded

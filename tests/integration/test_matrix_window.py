@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from attnscope.cli.flags import cli_text
 from attnscope.cli.parse import parse_window
 from attnscope.core.matrix import check_memory, check_window
 from attnscope.errors import AttnscopeError, ExitCode
@@ -16,7 +17,7 @@ def test_memory_refusal_gives_an_estimate(monkeypatch):
     assert exc.value.code == ExitCode.RESOURCE
     assert "10,000,000,000 weights" in exc.value.message and "need about 931 GiB" in exc.value.message
     assert "window (A, B)" in exc.value.message and "--" not in exc.value.message
-    assert "--window A:B" in exc.value.cli_message()
+    assert "--window A:B" in cli_text(exc.value)
     check_memory(1000, 1000)  # 100 MB fits
 
 

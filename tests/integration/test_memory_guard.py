@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from attnscope.capture import memory
+from attnscope.cli.flags import cli_text
 from attnscope.errors import AttnscopeError, ExitCode
 
 
@@ -58,7 +59,7 @@ def test_guard_message(monkeypatch: pytest.MonkeyPatch) -> None:
     assert err.value.message == (
         "attention rows for 24 layer(s) would need about 8 GiB, but only 8 GiB can be used; select fewer layers"
     )
-    assert err.value.cli_message().endswith("can be used; use --layer")
+    assert cli_text(err.value).endswith("can be used; use --layer")
     with pytest.raises(AttnscopeError, match="can be used on cuda:0; x"):
         memory.guard(9 << 30, "rows", "x", device="cuda:0")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from attnscope.cli.flags import cli_text
 from attnscope.core.prompt.precheck import check_query_text
 from attnscope.core.prompt.tokens import encode, find_query
 from attnscope.errors import AttnscopeError, ExitCode
@@ -80,7 +81,7 @@ def test_query_error_matches_the_core(tokenizer: Any) -> None:
             find_query(enc, query, occurrence)
         with pytest.raises(AttnscopeError) as early:
             check_query_text([SEED], query, occurrence)
-        assert early.value.cli_message() == core.value.cli_message()  # the same line on stderr
+        assert cli_text(early.value) == cli_text(core.value)  # the same line on stderr
 
 
 def test_chat_query_checked_after_the_tokenizer_alone(cli: Any, model_dir: Path) -> None:

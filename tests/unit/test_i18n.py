@@ -6,6 +6,7 @@ import importlib
 import re
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -227,71 +228,74 @@ def test_the_banned_list_catches_what_it_names() -> None:
         assert not any(re.search(p, line) for p, _ in BANNED), line
 
 
-@pytest.mark.parametrize(
-    "message,korean",
-    [
-        ("missing.gguf: no such file or folder", "missing.gguf: 그런 파일이나 폴더가 없다."),
+def _errors() -> list[tuple[Any, str, str]]:
+    from attnscope.errors import AttnscopeError as E
+
+    return [
         (
+            E("no_such_path", spec="missing.gguf"),
+            "missing.gguf: no such file or folder",
+            "missing.gguf: 그런 파일이나 폴더가 없다.",
+        ),
+        (
+            E("index_range_layers", arg="layer", value=99, n=24, last=23, neg=24),
             "--layer 99 is out of range: the model has 24 layers (0-23, or -1 to -24)",
             "--layer 99는 범위를 벗어난다. 이 모델의 레이어는 24개다(0~23, 또는 -1~-24).",
         ),
         (
+            E(
+                "stopped",
+                message=E("line", line=2, message=E("not_in_prompt", arg="query", text="'바나나'", words="민수는")),
+            ),
             "line 2: --query '바나나' is not in the prompt; its words are: 민수는 (stopped; --keep-going skips bad lines)",
             "2번째 줄: --query '바나나'는 프롬프트에 없다. 프롬프트의 단어: 민수는 (여기서 멈췄다. --keep-going을 주면 잘못된 줄을 건너뛴다)",
         ),
-        ("--lang 'fr': use en or ko", "--lang 'fr'은 쓸 수 없다. en 또는 ko 중 하나를 쓴다."),
-        ("Missing option '--query' / '-q'.", "'--query' / '-q' 옵션이 빠졌다."),
-        ("something nobody words", "something nobody words"),  # an unknown kind stays as it is
-    ],
-)
-def test_errors_are_worded_from_the_catalogue(message: str, korean: str) -> None:
+        (
+            E("use_choices", arg="lang", value="'fr'", choices="en or ko"),
+            "--lang 'fr': use en or ko",
+            "--lang 'fr'은 쓸 수 없다. en 또는 ko 중 하나를 쓴다.",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_errors_are_worded_from_the_catalogue(case: int) -> None:
+    from attnscope.cli.flags import flag
     from attnscope.render.i18n import error_line, error_text
 
-    assert error_text("ko", message) == korean
-    assert error_text("en", message) == message
-    assert error_line("ko", message) == "attnscope: 오류: " + korean
-    assert error_line("en", message, usage=True) == f"attnscope: error: {message} (see --help)"
-
-
-def test_every_error_kind_reads_back_its_own_english() -> None:
-    """Each English template, filled with sample values, is recognised as its own kind (or one
-    that words it the same), so no kind is hidden behind a more general one."""
-    from attnscope.render.i18n import _error_kinds, error_text
-
-    samples = {"flag": "--layer", "flags": "--size, --pad", "n": "3", "count": "2", "line": "4", "col": "5"}
-    samples |= dict.fromkeys(("last", "neg", "i", "k", "m", "limit", "total"), "7")
-    for key, _ in _error_kinds():
-        english = catalogue("en")[key]
-        fields = {f for _, f, _, _ in string.Formatter().parse(english) if f}
-        values = {f: samples.get(f, f"'v{j}'") for j, f in enumerate(sorted(fields))}
-        if "message" in values:
-            values["message"] = "the prompt is empty"
-        filled = english.format(**values)
-        if "message" in values:
-            values["message"] = "프롬프트가 비어 있다."
-        assert error_text("ko", filled) == t("ko", key, **values), key
+    error, english, korean = _errors()[case]
+    assert error_text("ko", error, flag) == korean
+    assert error_text("en", error, flag) == english
+    assert str(error) == error_text("en", error)  # the library's line names the argument, not the flag
+    assert error_line("ko", korean) == "attnscope: 오류: " + korean
+    assert error_line("en", english, usage=True) == f"attnscope: error: {english} (see --help)"
 
 
 # The causal commands' errors as the CLI prints them (ablate, knockout, patch).
-CAUSAL_ERRORS = [
-    "give --target TOKEN or --target-id ID",
-    "--foil '사' is the same as --target; the logit difference would always be 0",
-    "--target '사과를' is 3 tokens, not one: '사' (55054) + '과' (53680) + '를' (18411); give a single token, or its id with --target-id",
-    "--target-id 999999 is out of range: the vocabulary has 151936 tokens (0-151935)",
-    "--mode mean needs a prompt of 2 or more tokens (or --mean-over FILE): this prompt has 1 token, and its mean is the head's own output",
-    "--window 30 is larger than the model: it has 24 layers",
-    "the clean prompt is 24 tokens and the corrupt prompt is 2 tokens; patching pairs positions one to one, so give prompts of one length, or --align to pair them from the end",
-    "--align pairs positions from the end, but the prompts end in different tokens (ids 5 and 6); give prompts that end alike",
-    "--site 'x': use head, resid, k or v, or a comma list such as head,resid",
-    "key '먹었다.' (tokens 10-12) comes after the query '그는' (tokens 6-7); a query reads only itself and earlier keys, so there is no edge to block",
-    "give --layers or --window, not both",
-]
+def _causal_errors() -> list[Any]:
+    from attnscope.errors import AttnscopeError as E
+
+    return [
+        E("causal_no_target", arg="target", other="target_id"),
+        E("causal_foil_same", arg="foil", other="target", foil="'사'"),
+        E("causal_not_one_token", arg="target", text="'사과를'", n=3, shown="'사' (55054)", other="target_id"),
+        E("causal_id_range", arg="target_id", value=999999, size=151936, range="0-151935"),
+        E("causal_mean_one", arg="mode", other="mean_over"),
+        E("causal_window_big", arg="window", window=30, n=24),
+        E("causal_lengths", arg="align", a=24, b=2),
+        E("causal_align_end", arg="align", a=5, b=6),
+        E("causal_site", spec="'x'"),
+        E("causal_key_after", arg="key", key="'먹었다.'", kspan="10-12", query="'그는'", qspan="6-7"),
+        E("not_both", arg="layers", other="window"),
+    ]
 
 
-@pytest.mark.parametrize("message", CAUSAL_ERRORS)
-def test_the_causal_commands_errors_read_in_korean(message: str) -> None:
+@pytest.mark.parametrize("case", range(11))
+def test_the_causal_commands_errors_read_in_korean(case: int) -> None:
+    from attnscope.cli.flags import flag
     from attnscope.render.i18n import error_text
 
-    worded = error_text("ko", message)
-    assert worded != message and re.search("[가-힣]", worded), worded
+    error = _causal_errors()[case]
+    worded = error_text("ko", error, flag)
+    assert worded != error_text("en", error, flag) and re.search("[가-힣]", worded), worded
     assert not re.search(r"\b(give|the|is|are|tokens)\b", worded), worded

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from attnscope.cli.flags import cli_text
 from attnscope.core.prompt.precheck import check_query_text, check_selection
 from attnscope.core.prompt.spec import Selection
 from attnscope.errors import AttnscopeError, ExitCode
@@ -57,7 +58,7 @@ def test_selection_against_counts() -> None:
     check_selection(Selection(layers=[99], heads=[99]), None, None)  # counts unknown (a hub id not cached)
     with pytest.raises(AttnscopeError, match="layer 3 is out of range") as bad:
         check_selection(Selection(layers=[3]), 3, 4)
-    assert bad.value.cli_message().startswith("--layer 3 is out of range")
+    assert cli_text(bad.value).startswith("--layer 3 is out of range")
 
 
 @pytest.mark.parametrize(

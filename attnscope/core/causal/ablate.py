@@ -133,15 +133,13 @@ def _attention(
 def _check_settings(mode: Mode, check: int, batch_size: int, mean_over: Prompts | None) -> None:
     """The settings that need no model: counts of 0 or more, --mean-over only with mode mean."""
     if check < 0:
-        raise AttnscopeError(f"check {check}: give 0 or more", option="check")
+        raise AttnscopeError("give_or_more", arg="check", value=check, k="0")
     if batch_size < 1:
-        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
+        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
     if mean_over is not None and mode != "mean":
-        raise AttnscopeError("mean_over needs mode mean", cli="--mean-over needs --mode mean")
+        raise AttnscopeError("causal_mean_over_mode", arg="mean_over", other="mode")
     if mean_over is not None and not mean_over.texts:
-        raise AttnscopeError(
-            "mean_over holds no prompts", cli=f"--mean-over {mean_over.source}: the file holds no prompts"
-        )
+        raise AttnscopeError("causal_mean_over_empty", arg="mean_over", name=mean_over.source)
 
 
 def _screened(

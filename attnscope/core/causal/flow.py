@@ -32,7 +32,7 @@ from attnscope.core.causal.stack import Row, Stack, cut, sweeps, unsupported
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.targets import Answer, resolve_metric
 from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import Metric
 from attnscope.results.derive import flow_numbers, ranked_edges
@@ -42,7 +42,7 @@ CHUNK = 1 << 22  # floats in one block of parts: (queries, sources[, heads], hid
 TOLERANCE = 1e-4  # completeness: the parts of a sum add back to it within this (fp32)
 
 
-def layout_problem(model: Any) -> str | None:
+def layout_problem(model: Any) -> AttnscopeError | None:
     """Why the model's layers are not ``x_mid = x + attn(norm(x))``, ``x_out = x_mid + mlp(norm(x_mid))``
     (the layout the decomposition needs), or None when they are (``capture.anatomy``)."""
     return anatomy.of(model).flow_problem()
@@ -50,9 +50,7 @@ def layout_problem(model: Any) -> str | None:
 
 def check_threshold(threshold: float) -> None:
     if isinstance(threshold, bool) or not 0 < threshold < 1 or math.isnan(threshold):
-        raise AttnscopeError(
-            f"threshold {threshold}: give a number between 0 and 1 (both left out)", option="threshold"
-        )
+        raise AttnscopeError("flow_threshold", arg="threshold", value=threshold)
 
 
 @dataclass
@@ -90,10 +88,12 @@ def guard(loaded: Loaded, tokens: int, chunk: int, heads: bool) -> None:
         mid = (low + high) // 2
         low, high = (mid, high) if need(mid) <= room else (low, mid)
     raise AttnscopeError(
-        f"flow keeps every layer's activations for the {tokens} tokens up to the prediction: about "
-        f"{memory.fmt_bytes(need(tokens))}, but only {memory.fmt_bytes(room)} can be used; about {low} tokens "
-        "would fit (an earlier --pos, or a shorter prompt)",
-        ExitCode.RESOURCE,
+        "flow_memory",
+        arg="pos",
+        tokens=tokens,
+        need=memory.fmt_bytes(need(tokens)),
+        room=memory.fmt_bytes(room),
+        fits=low,
     )
 
 
@@ -132,9 +132,7 @@ def forward(model: Any, ids: Sequence[int]) -> Kept:
         for handle in handles:
             handle.remove()
     if not (len(xs) == len(layers) + 1 and len(attn) == len(mlp) == len(layers)):
-        raise AttnscopeError(
-            "the model's layers did not each call their self_attn and mlp once; flow cannot split them", ExitCode.MODEL
-        )
+        raise AttnscopeError("flow_split")
     return Kept(x=xs, attn=attn, mlp=mlp, captured=captured)
 
 
@@ -399,24 +397,20 @@ def flow(
     K, the K most important attention edges knocked out one at a time."""
     check_threshold(threshold)
     if by not in ("token", "word"):
-        raise AttnscopeError(f"by {by!r}: use token or word", option="by")
+        raise AttnscopeError("use_choices", arg="by", value=repr(by), choices="token or word")
     if isinstance(verify_top, bool) or verify_top < 0:
-        raise AttnscopeError(f"verify {verify_top}: give 0 or more edges", option="verify")
+        raise AttnscopeError("flow_verify", arg="verify", value=verify_top)
     if batch_size < 1:
-        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
+        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
     model = loaded.model
     why = layout_problem(model)
     if why is not None:
-        raise AttnscopeError(f"flow splits each layer into x + attention and x_mid + MLP, but {why}", ExitCode.MODEL)
+        raise AttnscopeError("flow_layout", message=why)
     if verify_top:
         engine.prepare(model)
         why = unsupported(model)
         if why is not None:
-            raise AttnscopeError(
-                f"verify knocks edges out, which is not supported on this model: {why}",
-                ExitCode.MODEL,
-                cli=f"--verify knocks edges out, which is not supported on this model: {why}",
-            )
+            raise AttnscopeError("flow_verify_model", arg="verify", message=why)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
     at = query_at(enc, pos, "pos").index

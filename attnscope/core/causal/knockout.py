@@ -48,9 +48,9 @@ def knockout(
     check_window(window, n_layers)
     sel = selection or Selection()
     if window is not None and sel.layers is not None:
-        raise AttnscopeError("give layers or window, not both", cli="give --layers or --window, not both")
+        raise AttnscopeError("not_both", arg="layers", other="window")
     if batch_size < 1:
-        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
+        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
     metric = resolve_metric(loaded.tokenizer, answer)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
@@ -61,10 +61,12 @@ def knockout(
     k = KeySpan(text=k_text.text, span=find_span(enc, k_text.text, k_text.occurrence, warnings, "key"))
     if k.span[0] > q_span[-1]:
         raise AttnscopeError(
-            f"key {k.text!r} (tokens {k.span[0]}-{k.span[-1]}) comes after the query {q.text!r} "
-            f"(tokens {q_span[0]}-{q_span[-1]}); a query reads only itself and earlier keys, so there is no edge "
-            "to block",
-            option="key",
+            "causal_key_after",
+            arg="key",
+            key=repr(k.text),
+            kspan=f"{k.span[0]}-{k.span[-1]}",
+            query=repr(q.text),
+            qspan=f"{q_span[0]}-{q_span[-1]}",
         )
     heads = sel.head_indices(info.num_attention_heads)
     if sel.layers is not None:

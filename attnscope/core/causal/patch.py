@@ -97,9 +97,9 @@ def patch(
     direction = one_of(direction, get_args(Direction), "direction")
     wanted = [one_of(s, SITES, "site") for s in sites]
     if not wanted:
-        raise AttnscopeError("sites is empty: give head, resid, k or v", option="site")
+        raise AttnscopeError("sites_empty")
     if batch_size < 1:
-        raise AttnscopeError(f"batch_size {batch_size}: give 1 or more", option="batch_size")
+        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
     info = loaded.info
     metric = resolve_metric(loaded.tokenizer, answer)
     enc_clean = encode(loaded.tokenizer, clean)
@@ -113,10 +113,7 @@ def patch(
     corrupt_stack = Stack(loaded.model, enc_corrupt.ids, what="patch")
     clean_value, corrupt_value = clean_stack.baseline(metric), corrupt_stack.baseline(metric)
     if clean_value == corrupt_value:
-        raise AttnscopeError(
-            f"the clean and corrupt prompts give the same metric ({clean_value:.4f}), so the recovery "
-            "(patched - corrupt) / (clean - corrupt) is undefined; pick prompts whose answers differ"
-        )
+        raise AttnscopeError("causal_same_metric", value=f"{clean_value:.4f}")
     into, donor = (corrupt_stack, clean_stack) if direction == "denoise" else (clean_stack, corrupt_stack)
     offset = donor.length - into.length
     pairs = [(p, p + offset) for p in range(into.length) if 0 <= p + offset < donor.length]

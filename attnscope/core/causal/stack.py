@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from attnscope.capture import anatomy, engine
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.results.common import Metric
 
 Edit = Callable[[torch.Tensor], torch.Tensor]
@@ -67,7 +67,7 @@ class Row:
     cuts: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> (1|H, T, T) bool: edges to forbid
 
 
-def unsupported(model: Any) -> str | None:
+def unsupported(model: Any) -> AttnscopeError | None:
     """Why :class:`Stack` cannot run this model's layers one by one, or None when it can
     (``capture.anatomy.Anatomy.stack_problem``)."""
     return anatomy.of(model).stack_problem()
@@ -87,7 +87,7 @@ class Stack:
         engine.prepare(model)
         why = unsupported(model)
         if why is not None:
-            raise AttnscopeError(f"the causal commands run a model layer by layer, but {why}", ExitCode.MODEL)
+            raise AttnscopeError("causal_layerwise", message=why)
         self.model = model
         body = anatomy.of(model)
         self.anatomy = body
@@ -151,11 +151,7 @@ class Stack:
         mine = self.logits(self.residual[-1])
         gap = float((own - mine).abs().max())
         if gap > 1e-4 * max(1.0, float(own.abs().max())):
-            raise AttnscopeError(
-                f"{what} reads the metric from the last layer's output through the final norm and lm_head, "
-                f"and this {self.anatomy.model_type} model computes its logits otherwise (they differ by {gap:.2g})",
-                ExitCode.MODEL,
-            )
+            raise AttnscopeError("causal_logits", what=what, model_type=self.anatomy.model_type, gap=f"{gap:.2g}")
         if rows:
             engine.check_finite(got.rows)
             self.rows = [got.rows[layer][0, :, 0].float() for layer in range(self.n_layers)]  # (H, T)

@@ -62,7 +62,7 @@ def check_query_text(
     if query is None:
         return True
     if not query.strip():
-        raise AttnscopeError(f"{opt} is empty", option=opt)
+        raise AttnscopeError("is_empty", arg=opt)
     for prompt in prompts:
         hits = _occurrences(prompt, query)
         if chat:
@@ -73,11 +73,9 @@ def check_query_text(
         if hits == 0:
             words = prompt.split()
             shown = ", ".join(words[:30] + (["…"] if len(words) > 30 else []))
-            raise AttnscopeError(f"{opt} {query!r} is not in the prompt; its words are: {shown}", option=opt)
+            raise AttnscopeError("not_in_prompt", arg=opt, text=repr(query), words=shown)
         if occurrence is not None and not 1 <= occurrence <= hits:
-            raise AttnscopeError(
-                f"{occ_opt} {occurrence} is out of range: {query!r} occurs {hits} time(s)", option=occ_opt
-            )
+            raise AttnscopeError("occurrence_range", arg=occ_opt, n=occurrence, text=repr(query), count=hits)
     return True
 
 
@@ -141,13 +139,8 @@ def check_settings(max_new_tokens: int, temperature: float | None, seed: int | N
     """``generate``'s decoding settings: at least one new token, a positive temperature, a seed
     only with a temperature."""
     if max_new_tokens <= 0:
-        raise AttnscopeError(f"max_new_tokens must be at least 1 (got {max_new_tokens})", option="max_new_tokens")
+        raise AttnscopeError("at_least", arg="max_new_tokens", k="1", value=max_new_tokens)
     if temperature is not None and not temperature > 0:
-        raise AttnscopeError(
-            f"temperature must be above 0 (got {temperature}); leave it out for greedy decoding", option="temperature"
-        )
+        raise AttnscopeError("temperature", arg="temperature", value=temperature)
     if seed is not None and temperature is None:
-        raise AttnscopeError(
-            "a seed needs a temperature: greedy decoding draws nothing at random",
-            cli="--seed needs a temperature: greedy decoding draws nothing at random",
-        )
+        raise AttnscopeError("seed_needs_temperature", arg="seed")

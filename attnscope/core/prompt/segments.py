@@ -36,19 +36,19 @@ _TEMPLATE: _Key = ("template", None, None, False)
 def parse_messages(doc: Any, where: str = "messages") -> list[Message]:
     """The messages of a Hugging Face chat list ``[{"role": ..., "content": ...}, ...]``."""
     if not isinstance(doc, list) or not doc:
-        raise AttnscopeError(f"{where}: expected a non-empty JSON list of {{role, content}} objects")
+        raise AttnscopeError("messages_list", where=where)
     out = []
     for i, item in enumerate(doc):
         if not isinstance(item, dict) or "role" not in item or "content" not in item:
-            raise AttnscopeError(f"{where}[{i}]: expected an object with 'role' and 'content'")
+            raise AttnscopeError("messages_item", where=where, i=i)
         extra = sorted(set(item) - {"role", "content"})
         if extra:
-            raise AttnscopeError(f"{where}[{i}]: unexpected field(s) {', '.join(extra)}; only role and content")
+            raise AttnscopeError("messages_extra", where=where, i=i, extra=", ".join(extra))
         role, content = item["role"], item["content"]
         if role not in ROLES:
-            raise AttnscopeError(f"{where}[{i}]: unknown role {role!r}; use {', '.join(ROLES)}")
+            raise AttnscopeError("messages_role", where=where, i=i, role=repr(role), roles=", ".join(ROLES))
         if not isinstance(content, str):
-            raise AttnscopeError(f"{where}[{i}]: 'content' must be a string")
+            raise AttnscopeError("messages_content", where=where, i=i)
         out.append(Message(role=role, content=content))
     return out
 
@@ -58,14 +58,14 @@ def chat_messages(prompt: str | None, system: str | None, messages: Sequence[Mes
     out = list(messages or [])
     if system is not None:
         if any(m.role == "system" for m in out):
-            raise AttnscopeError("a system message is given twice: in the messages and as the system option")
+            raise AttnscopeError("system_twice")
         out.insert(0, Message(role="system", content=system))
     if prompt is not None:
         out.append(Message(role="user", content=prompt))
     if not out:
-        raise AttnscopeError("no messages: give a prompt or a messages file")
+        raise AttnscopeError("messages_none")
     if all(not m.content.strip() for m in out):
-        raise AttnscopeError("every message is empty")
+        raise AttnscopeError("messages_empty")
     return out
 
 
@@ -138,7 +138,7 @@ def _inserted_system(tokenizer: Any, messages: Sequence[Message], text: str) -> 
 def render_chat(tokenizer: Any, messages: Sequence[Message]) -> Rendered:
     """The chat template's text for ``messages`` with the generation prompt, and each character's origin."""
     if not getattr(tokenizer, "chat_template", None):
-        raise AttnscopeError("chat: this tokenizer has no chat template", option="chat")
+        raise AttnscopeError("chat_template", arg="chat")
     text = _apply(tokenizer, messages, True)
     without = _try_apply(tokenizer, messages, False)
     keys: list[_Key] = [_TEMPLATE] * len(text)

@@ -5,8 +5,8 @@ Pure Python; no torch. Python callers build these directly
 builds them from its option strings (``attnscope.cli.parse``). Indices may be negative
 (-1 is the last); whether an index fits the model is checked here, against the model's
 counts, with errors that name the value in these terms ("layer 99 is out of range: the
-model has 24 layers (0-23, ...)"). The CLI puts its flag in front through
-``AttnscopeError.option``.
+model has 24 layers (0-23, ...)"); the error names the argument (``arg="layer"``) and the CLI
+writes it as its flag.
 """
 
 from __future__ import annotations
@@ -90,9 +90,9 @@ def valid(n: int) -> str:
 def one(value: int, n: int, what: str) -> int:
     """``value`` as an index in ``range(n)`` (negative counts from the end); ``what``: 'layer' or 'head'."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise AttnscopeError(f"{what} {value!r} is not an index; give an int", option=what)
+        raise AttnscopeError("not_an_index", arg=what, value=repr(value))
     if not -n <= value < n:
-        raise AttnscopeError(f"{what} {value} is out of range: the model has {n} {what}s ({valid(n)})", option=what)
+        raise AttnscopeError(f"index_range_{what}s", arg=what, value=value, n=n, last=n - 1, neg=n)
     return value % n
 
 
@@ -101,20 +101,18 @@ def resolve(items: Indices | None, n: int, what: str) -> list[int]:
     if items is None:
         return list(range(n))
     if isinstance(items, (str, int)):
-        raise AttnscopeError(f"{what}s must be a sequence of indices, such as [0, 3] (got {items!r})", option=what)
+        raise AttnscopeError("seq_of_indices", arg=what, value=repr(items))
     out: set[int] = set()
     for item in items:
         if isinstance(item, IndexRange):
             lo, hi = one(item.first, n, what), one(item.last, n, what)
             if lo > hi:
-                raise AttnscopeError(
-                    f"{what} '{item.first}-{item.last}' runs backwards; write the smaller index first", option=what
-                )
+                raise AttnscopeError("backwards", arg=what, value=f"'{item.first}-{item.last}'")
             out.update(range(lo, hi + 1))
         else:
             out.add(one(item, n, what))
     if not out:
-        raise AttnscopeError(f"{what}s is empty; give at least one index, or None for all", option=what)
+        raise AttnscopeError("no_indices", arg=what)
     return sorted(out)
 
 
@@ -124,4 +122,4 @@ def one_of(value: str, choices: tuple[T, ...], name: str) -> T:
         if value == choice:
             return choice
     listed = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
-    raise AttnscopeError(f"{name} {value!r}: use {listed}", option=name)
+    raise AttnscopeError("use_choices", arg=name, value=repr(value), choices=listed)

@@ -44,23 +44,18 @@ def token_id(tokenizer: Any, token: TokenSpec | None, name: str) -> int | None:
     size = len(tokenizer)
     if isinstance(token, int):
         if isinstance(token, bool) or not 0 <= token < size:
-            raise AttnscopeError(
-                f"{name}_id {token} is out of range: the vocabulary has {size} tokens (0-{size - 1})",
-                option=f"{name}_id",
-            )
+            raise AttnscopeError("causal_id_range", arg=f"{name}_id", value=token, size=size, range=f"0-{size - 1}")
         return token
     if token is None:
         return None
     if token == "":
-        raise AttnscopeError(f"{name} is empty", option=name)
+        raise AttnscopeError("is_empty", arg=name)
     ids = [int(i) for i in tokenizer(token, add_special_tokens=False)["input_ids"]]
     if len(ids) != 1:
         tokens, _ = readable(tokenizer, token, ids)
         shown = " + ".join(f"{tok.label!r} ({tok.id})" for tok in tokens) or "nothing"
         raise AttnscopeError(
-            f"{name} {token!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id as {name}_id",
-            cli=f"--{name} {token!r} is {len(ids)} tokens, not one: {shown}; give a single token, or its id with "
-            f"--{name}-id",
+            "causal_not_one_token", arg=name, text=repr(token), n=len(ids), shown=shown, other=f"{name}_id"
         )
     return ids[0]
 
@@ -68,19 +63,13 @@ def token_id(tokenizer: Any, token: TokenSpec | None, name: str) -> int | None:
 def resolve_metric(tokenizer: Any, answer: Answer) -> Metric:
     """The metric for an answer's target (and its foil)."""
     if not isinstance(answer, Answer):
-        raise AttnscopeError(
-            f"answer {answer!r}: give Answer(target) or Answer(target, foil)",
-            cli="give --target TOKEN or --target-id ID",
-        )
+        raise AttnscopeError("answer_type", value=repr(answer))
     tid = token_id(tokenizer, answer.target, "target")
     fid = token_id(tokenizer, answer.foil, "foil")
     if tid is None:
-        raise AttnscopeError("a target is needed: Answer(target)", cli="give --target TOKEN or --target-id ID")
+        raise AttnscopeError("causal_no_target", arg="target", other="target_id")
     if fid == tid:
-        raise AttnscopeError(
-            f"the foil is the same token as the target (id {tid}); the logit difference would always be 0",
-            cli=f"--foil is the same token as --target (id {tid}); the logit difference would always be 0",
-        )
+        raise AttnscopeError("causal_foil_same_id", arg="foil", other="target", id=tid)
     return Metric(
         kind="logprob" if fid is None else "logit_diff",
         target_id=tid,
@@ -96,9 +85,12 @@ def positions(items: Indices | None, length: int, name: str = "pos") -> list[int
         return resolve(items, length, "position")
     except AttnscopeError:
         raise AttnscopeError(
-            f"{name} {_shown(items)}: the prompt has {length} tokens; use positions 0-{length - 1} "
-            f"(or -1 to -{length})",
-            option=name,
+            "causal_positions",
+            arg=name,
+            value=_shown(items),
+            n=length,
+            range=f"0-{length - 1}",
+            back=f"-1 to -{length}",
         ) from None
 
 
@@ -111,12 +103,7 @@ def _shown(items: Indices | None) -> str:
 def check_mean(mode: str, n_tokens: int, mean_over: object | None) -> None:
     """The mean over one position is the head's own output: refuse it."""
     if mode == "mean" and mean_over is None and n_tokens < 2:
-        raise AttnscopeError(
-            "mode mean needs a prompt of 2 or more tokens (or mean_over prompts): this prompt has 1 token, "
-            "and its mean is the head's own output",
-            cli="--mode mean needs a prompt of 2 or more tokens (or --mean-over FILE): this prompt has 1 token, "
-            "and its mean is the head's own output",
-        )
+        raise AttnscopeError("causal_mean_one", arg="mode", other="mean_over")
 
 
 def check_window(window: int | None, n_layers: int | None) -> None:
@@ -124,25 +111,15 @@ def check_window(window: int | None, n_layers: int | None) -> None:
     if window is None:
         return
     if isinstance(window, bool) or window < 1:
-        raise AttnscopeError(f"window {window}: give 1 or more layers", option="window")
+        raise AttnscopeError("causal_window_small", arg="window", window=window)
     if n_layers and window > n_layers:
-        raise AttnscopeError(f"window {window} is larger than the model: it has {n_layers} layers", option="window")
+        raise AttnscopeError("causal_window_big", arg="window", window=window, n=n_layers)
 
 
 def check_lengths(clean: Sequence[int], corrupt: Sequence[int], align: bool) -> None:
     """Clean and corrupt token ids of one length; with ``align``, prompts that end in the same token
     (positions are then paired from the end)."""
     if len(clean) != len(corrupt) and not align:
-        raise AttnscopeError(
-            f"the clean prompt is {len(clean)} tokens and the corrupt prompt is {len(corrupt)} tokens; patching "
-            "pairs positions one to one, so give prompts of one length, or align=True to pair them from the end",
-            cli=f"the clean prompt is {len(clean)} tokens and the corrupt prompt is {len(corrupt)} tokens; "
-            "patching pairs positions one to one, so give prompts of one length, or --align to pair them from the end",
-        )
+        raise AttnscopeError("causal_lengths", arg="align", a=len(clean), b=len(corrupt))
     if align and len(clean) != len(corrupt) and clean[-1] != corrupt[-1]:
-        raise AttnscopeError(
-            f"align pairs positions from the end, but the prompts end in different tokens (ids {clean[-1]} and "
-            f"{corrupt[-1]}); give prompts that end alike",
-            cli=f"--align pairs positions from the end, but the prompts end in different tokens (ids {clean[-1]} "
-            f"and {corrupt[-1]}); give prompts that end alike",
-        )
+        raise AttnscopeError("causal_align_end", arg="align", a=clean[-1], b=corrupt[-1])

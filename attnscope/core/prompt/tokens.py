@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any, Literal
 
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.results.common import Query, ResultWarning, Token, WarningCode, Word
 from attnscope.results.segments import ChatTemplate, Message, Segment
 
@@ -232,15 +232,12 @@ def _offsets(tokenizer: Any, text: str, count: int) -> list[tuple[int, int]]:
         offsets = tokenizer(text, add_special_tokens=add, return_offsets_mapping=True)["offset_mapping"]
         if len(offsets) == count:
             return [(int(s), int(e)) for s, e in offsets]
-    raise AttnscopeError(
-        f"the tokenizer's character offsets do not line up with its {count} tokens, so they cannot be shown",
-        ExitCode.MODEL,
-    )
+    raise AttnscopeError("offsets_misaligned", count=count)
 
 
 def check_prompt(prompt: str) -> None:
     if not prompt or not prompt.strip():
-        raise AttnscopeError("the prompt is empty")
+        raise AttnscopeError("prompt_empty")
 
 
 def encode(
@@ -257,7 +254,7 @@ def encode(
     if messages is not None:
         chat = True
     if system is not None and not chat:
-        raise AttnscopeError("a system message needs chat=True", cli="--system needs --chat")
+        raise AttnscopeError("needs", arg="system", other="chat")
     if prompt is not None or not chat:
         check_prompt(prompt or "")
     if chat:
@@ -265,7 +262,7 @@ def encode(
     assert prompt is not None
     ids = list(tokenizer(prompt, add_special_tokens=True)["input_ids"])
     if not ids:
-        raise AttnscopeError("the prompt gives no tokens")
+        raise AttnscopeError("no_tokens")
     tokens, words = readable(tokenizer, prompt, ids)
     return Encoded(text=prompt, ids=ids, tokens=tokens, words=words, chat=False)
 
@@ -283,7 +280,7 @@ def _encode_chat(tokenizer: Any, prompt: str | None, system: str | None, message
     rendered = render_chat(tokenizer, chat_messages(prompt, system, messages))
     ids = [int(i) for i in tokenizer(rendered.text, add_special_tokens=False)["input_ids"]]
     if not ids:
-        raise AttnscopeError("the prompt gives no tokens")
+        raise AttnscopeError("no_tokens")
     tokens, words = readable(tokenizer, rendered.text, ids)
     segments = label_tokens(tokens, rendered.keys)
     # What a user who tokenizes the rendered text the usual way gets (special tokens added):
@@ -297,9 +294,7 @@ def _encode_chat(tokenizer: Any, prompt: str | None, system: str | None, message
 
 def check_length(n_tokens: int, max_positions: int | None) -> None:
     if max_positions and n_tokens > max_positions:
-        raise AttnscopeError(
-            f"the prompt has {n_tokens} tokens, more than this model's max_position_embeddings ({max_positions})"
-        )
+        raise AttnscopeError("too_long", n=n_tokens, limit=max_positions)
 
 
 def _word_list(enc: Encoded) -> str:
@@ -326,23 +321,21 @@ def find_span(
     """
     opt, occ_opt = _NAMES[role]
     if not needle.strip():
-        raise AttnscopeError(f"{opt} is empty", option=opt)
+        raise AttnscopeError("is_empty", arg=opt)
     hits = []
     at = enc.text.find(needle)
     while at >= 0:
         hits.append(at)
         at = enc.text.find(needle, at + 1)
     if not hits:
-        raise AttnscopeError(f"{opt} {needle!r} is not in the prompt; its words are: {_word_list(enc)}", option=opt)
+        raise AttnscopeError("not_in_prompt", arg=opt, text=repr(needle), words=_word_list(enc))
     if occurrence is None:
         if len(hits) > 1 and warnings is not None:
             code: WarningCode = "ambiguous_query" if role == "query" else "ambiguous_key"
             warnings.append(ResultWarning(code=code, text=needle, count=len(hits)))
         occurrence = 1
     if not 1 <= occurrence <= len(hits):
-        raise AttnscopeError(
-            f"{occ_opt} {occurrence} is out of range: {needle!r} occurs {len(hits)} time(s)", option=occ_opt
-        )
+        raise AttnscopeError("occurrence_range", arg=occ_opt, n=occurrence, text=repr(needle), count=len(hits))
     start = hits[occurrence - 1]
     end = start + len(needle)
     return [t.index for t in enc.tokens if t.start < end and t.end > start]
@@ -360,9 +353,7 @@ def query_at(enc: Encoded, pos: int, name: str = "pos") -> Query:
     """The token at ``pos`` (negative counts from the end) as a query; ``name`` is what the caller calls it."""
     n = len(enc.tokens)
     if not -n <= pos < n:
-        raise AttnscopeError(
-            f"{name} {pos} is out of range: the prompt has {n} tokens (0-{n - 1}, or -1 to -{n})", option=name
-        )
+        raise AttnscopeError("pos_range", arg=name, n=pos, count=n, last=n - 1, neg=n)
     index = pos % n
     return Query(index=index, text=enc.tokens[index].label, span=[index])
 
@@ -377,7 +368,7 @@ def pick_query(enc: Encoded, query: QuerySpec, warnings: list[ResultWarning] | N
     if query is None:
         return query_at(enc, -1)
     if isinstance(query, bool):
-        raise AttnscopeError(f"query {query!r}: give a text, a position or None", option="query")
+        raise AttnscopeError("query_type", arg="query", value=repr(query))
     if isinstance(query, int):
         return query_at(enc, query)
     found = as_text(query)

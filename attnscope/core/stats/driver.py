@@ -28,7 +28,7 @@ from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.stats.aggregates import Partial, histograms, massive, statistics
 from attnscope.core.stats.options import InputFormat, StatsConfig
 from attnscope.core.stats.worker import Item, StatsWorker
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError, os_error
 from attnscope.model import Loaded
 from attnscope.results.common import ModelInfo
 from attnscope.results.files import write_atomic
@@ -85,9 +85,9 @@ class Scan:
 def scan(path: str, input_format: InputFormat = "auto") -> Scan:
     """Read the file once (streamed): its hash and line counts; refuse a missing or empty file."""
     if path == "-":
-        raise AttnscopeError("--input -: stats reads a file (its hash goes into the result and the checkpoint)")
+        raise AttnscopeError("stats_stdin", arg="input")
     if os.path.isdir(path):
-        raise AttnscopeError(f"--input {path}: is a folder, not a file", ExitCode.INPUT_FILE)
+        raise AttnscopeError("stats_input_folder", arg="input", path=path)
     digest = hashlib.sha256()
     lines = filled = 0
     first: bytes | None = None
@@ -101,11 +101,13 @@ def scan(path: str, input_format: InputFormat = "auto") -> Scan:
                     if first is None:
                         first = raw.strip()
     except OSError as exc:
-        raise AttnscopeError(f"--input {path}: {exc.strerror}", ExitCode.INPUT_FILE) from None
+        raise os_error("input", path, exc) from None
     if filled == 0:
-        raise AttnscopeError(f"--input {path}: no prompts in it (every line is blank)", ExitCode.INPUT_FILE)
+        raise AttnscopeError("input_empty", arg="input", path=path)
     if input_format not in ("auto", "lines", "jsonl"):
-        raise AttnscopeError(f"input_format {input_format!r}: use auto, lines or jsonl", option="input_format")
+        raise AttnscopeError(
+            "use_choices", arg="input_format", value=repr(input_format), choices="auto, lines or jsonl"
+        )
     jsonl = input_format == "jsonl" or (
         input_format == "auto" and (path.lower().endswith(".jsonl") or (first or b"").startswith(b"{"))
     )
@@ -117,7 +119,7 @@ def parse_line(number: int, raw: bytes, jsonl: bool, field: str, chat: bool) -> 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return (number, f"not valid UTF-8 (byte {exc.start + 1})")
+        return (number, str(AttnscopeError("line_utf8", n=exc.start + 1)))
     text = text.removesuffix("\n").removesuffix("\r").removeprefix("\ufeff" if number == 1 else "")
     if not text.strip():
         return None
@@ -126,22 +128,22 @@ def parse_line(number: int, raw: bytes, jsonl: bool, field: str, chat: bool) -> 
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        return (number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+        return (number, str(AttnscopeError("stats_line_json", why=exc.msg, col=exc.colno)))
     if not isinstance(obj, dict):
-        return (number, 'expected a JSON object like {"prompt": "..."}')
+        return (number, str(AttnscopeError("stats_line_object")))
     if chat and "messages" in obj:
         try:
             messages = parse_messages(obj["messages"], "messages")
         except AttnscopeError as exc:
-            return (number, exc.message)
+            return (number, str(exc))
         return Item(line=number, messages=tuple(messages))
     if field not in obj:
-        return (number, f"no field {field!r}" + (" and no 'messages'" if chat else ""))
+        return (number, str(AttnscopeError("stats_line_field_chat" if chat else "stats_line_field", name=repr(field))))
     prompt = obj[field]
     if not isinstance(prompt, str):
-        return (number, f"field {field!r} is not a string")
+        return (number, str(AttnscopeError("stats_line_not_text", name=repr(field))))
     if not prompt.strip():
-        return (number, "the prompt is empty")
+        return (number, str(AttnscopeError("prompt_empty")))
     return Item(line=number, prompt=prompt)
 
 
@@ -173,35 +175,37 @@ class Checkpoint:
         self.fingerprint = fingerprint
         manifest = self.folder / MANIFEST
         if self.folder.exists() and not self.folder.is_dir():
-            raise AttnscopeError(f"--checkpoint {folder}: not a folder")
+            raise AttnscopeError("stats_checkpoint_file", arg="checkpoint", folder=folder)
         if resume:
             if not manifest.is_file():
-                raise AttnscopeError(f"--resume: {folder} holds no stats checkpoint (no {MANIFEST})")
+                raise AttnscopeError("stats_no_checkpoint", arg="resume", folder=folder)
             try:
                 saved = json.loads(manifest.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
-                raise AttnscopeError(f"--resume: {manifest} cannot be read ({exc})") from None
+                raise AttnscopeError("stats_manifest_unreadable", arg="resume", path=manifest, why=exc) from None
             if not isinstance(saved, dict) or saved.get("schema") != CHECKPOINT_SCHEMA:
-                raise AttnscopeError(f"--resume: {manifest} is not a stats checkpoint")
+                raise AttnscopeError("stats_manifest_other", arg="resume", path=manifest)
             differs = [k for k in fingerprint if saved.get("fingerprint", {}).get(k) != fingerprint[k]]
             if differs:
                 k = differs[0]
                 was = json.dumps(saved.get("fingerprint", {}).get(k), ensure_ascii=False)
                 now = json.dumps(fingerprint[k], ensure_ascii=False)
                 raise AttnscopeError(
-                    f"--resume: the checkpoint in {folder} was made with another {_WHAT.get(k, k)} "
-                    f"({was}, now {now}); run with the same options, or use another --checkpoint folder"
+                    "stats_checkpoint_differs",
+                    arg="resume",
+                    other="checkpoint",
+                    folder=folder,
+                    what=_WHAT.get(k, k),
+                    was=was,
+                    now=now,
                 )
         else:
             if any(self.folder.glob("shard-*.npz")):  # a manifest alone (a run that kept nothing) is replaced
-                raise AttnscopeError(
-                    f"--checkpoint {folder} already holds a checkpoint; add --resume to go on with it, "
-                    "or give an empty folder"
-                )
+                raise AttnscopeError("stats_checkpoint_exists", arg="checkpoint", other="resume", folder=folder)
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise AttnscopeError(f"--checkpoint {folder}: {exc.strerror}") from None
+                raise AttnscopeError("folder_error", arg="checkpoint", path=folder, why=exc.strerror) from None
             self._write(MANIFEST, json.dumps({"schema": CHECKPOINT_SCHEMA, "fingerprint": fingerprint}).encode())
 
     def finished(self) -> set[int]:
@@ -222,9 +226,7 @@ class Checkpoint:
         try:
             return Partial.from_bytes(file.read_bytes())
         except (OSError, ValueError, KeyError) as exc:
-            raise AttnscopeError(
-                f"--resume: {file} cannot be read ({exc}); delete it to run that shard again"
-            ) from None
+            raise AttnscopeError("stats_shard_unreadable", arg="resume", path=file, why=exc) from None
 
     def save(self, shard: int, part: Partial) -> None:
         self._write(f"shard-{shard:06d}.npz", part.to_bytes())
@@ -345,7 +347,9 @@ class _Run:
     def _strict(self, bad: list[tuple[int, str]]) -> None:
         if self.opts.strict:
             line, reason = bad[0]
-            raise AttnscopeError(f"--input {self.corpus.path}: line {line}: {reason} (--strict)", ExitCode.INPUT_FILE)
+            raise AttnscopeError(
+                "stats_strict", arg="input", other="strict", path=self.corpus.path, line=line, reason=reason
+            )
 
     def _report(self) -> None:
         if self.progress is not None:
@@ -418,9 +422,7 @@ def _result(
     skipped = sorted(bad + total.skipped)
     if total.prompts == 0:
         first = f"; line {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
-        raise AttnscopeError(
-            f"--input {corpus.path}: no usable line ({len(skipped)} skipped{first})", ExitCode.INPUT_FILE
-        )
+        raise AttnscopeError("stats_no_usable", arg="input", path=corpus.path, n=len(skipped), first=first)
     if len(set(total.lines.tolist())) != total.prompts:  # pragma: no cover - a bug, not an input
         raise AssertionError("a prompt was counted twice")
     return StatsResult(

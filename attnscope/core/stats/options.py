@@ -66,16 +66,13 @@ class StatsConfig:
         for name, least in (("max_tokens", 2), ("bootstrap", 10), ("shard_size", 1), ("batch_size", 1), ("workers", 1)):
             value = getattr(self, name)
             if value is not None and value < least:
-                raise AttnscopeError(f"{name} must be at least {least} (got {value})", option=name)
+                raise AttnscopeError("at_least", arg=name, k=least, value=value)
         if self.retries < 0:
-            raise AttnscopeError(f"retries must be 0 or more (got {self.retries})", option="retries")
+            raise AttnscopeError("stats_retries", arg="retries", n=self.retries)
         if self.resume and self.checkpoint is None:
-            raise AttnscopeError("resume needs a checkpoint folder", cli="--resume needs --checkpoint DIR")
+            raise AttnscopeError("needs_folder", arg="resume", other="checkpoint")
         if chat is not None and chat.messages is not None:
-            raise AttnscopeError(
-                'chat.messages: stats reads each conversation from its input line ({"messages": [...]})',
-                option="chat",
-            )
+            raise AttnscopeError("stats_chat_messages")
 
     def names(self, chat: ChatSpec | None) -> tuple[str, ...]:
         """The statistics the run computes, in the order they are stored."""

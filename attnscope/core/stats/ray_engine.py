@@ -30,7 +30,7 @@ from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.stats.aggregates import Partial
 from attnscope.core.stats.options import StatsConfig
 from attnscope.core.stats.worker import Item, StatsWorker
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.results.common import ModelInfo
 from attnscope.results.segments import Message
 
@@ -45,9 +45,7 @@ def check_ray(address: str | None, workers: int) -> None:
         import ray  # noqa: F401
         import ray.data  # noqa: F401
     except ImportError:
-        raise AttnscopeError(
-            f"--engine ray needs Ray Data, which is not installed; install it with {INSTALL}", ExitCode.USAGE
-        ) from None
+        raise AttnscopeError("stats_no_ray", arg="engine", command=INSTALL) from None
     if address is not None and address != "auto":
         _probe(address)
 
@@ -57,15 +55,14 @@ def _probe(address: str) -> None:
     target = address.removeprefix("ray://")
     host, sep, port = target.rpartition(":")
     if not sep or not port.isdigit():
-        raise AttnscopeError(f"--address {address}: write it as HOST:PORT (e.g. 10.0.0.5:6379) or ray://HOST:PORT")
+        raise AttnscopeError("stats_address_form", arg="address", address=address)
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS):
             pass
     except OSError as exc:
         why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise AttnscopeError(
-            f"--address {address}: no Ray cluster can be reached there ({why} after at most {PROBE_SECONDS:.0f} s)",
-            ExitCode.RESOURCE,
+            "stats_address_unreachable", arg="address", address=address, why=why, s=f"{PROBE_SECONDS:.0f}"
         ) from None
     # Something answers on that port; whether it is Ray's head is asked in a child process, whose
     # stderr (Ray's own retry notices, about 20 s of them when it is not) stays out of ours.
@@ -78,9 +75,11 @@ def _probe(address: str) -> None:
         child = None
     if child is None or child.returncode != 0:
         raise AttnscopeError(
-            f"--address {address}: no Ray cluster can be reached there (Ray's handshake failed after at most "
-            f"{HANDSHAKE_SECONDS:.0f} s)",
-            ExitCode.RESOURCE,
+            "stats_address_unreachable",
+            arg="address",
+            address=address,
+            why="Ray's handshake failed",
+            s=f"{HANDSHAKE_SECONDS:.0f}",
         )
 
 
@@ -225,10 +224,7 @@ def _run(
         try:
             ray.init(address=address, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise AttnscopeError(
-                f"--engine ray: Ray could not start or join a cluster ({' '.join(str(exc).split())[:200]})",
-                ExitCode.RESOURCE,
-            ) from None
+            raise AttnscopeError("stats_ray_start", arg="engine", detail=" ".join(str(exc).split())[:200]) from None
     try:
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
@@ -273,10 +269,10 @@ def _run(
             if isinstance(cause, AttnscopeError):
                 raise cause from None
             raise AttnscopeError(
-                f"--engine ray: a worker failed and could not be retried after {retries} restart(s) "
-                f"({type(cause).__name__}: {' '.join(str(cause).split())[:200]}); the checkpoint keeps the shards "
-                "that finished",
-                ExitCode.RESOURCE,
+                "stats_ray_worker",
+                arg="engine",
+                n=retries,
+                detail=f"{type(cause).__name__}: {' '.join(str(cause).split())[:200]}",
             ) from None
         return info
     finally:

@@ -27,7 +27,7 @@ from attnscope.core.prompt.tokens import encode_prompt
 from attnscope.core.stats.aggregates import Partial, add_massive, add_prompt, poisson_weights
 from attnscope.core.stats.options import StatsConfig
 from attnscope.core.stats.reduce import BatchFacts, Peaks, hidden_peaks, layer_values, per_prompt
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.segments import Message
 from attnscope.results.stats import SEGMENT_KINDS
@@ -100,12 +100,9 @@ class StatsWorker:
         if cut:
             ids = ids[: s.max_tokens]
         if self.max_positions and len(ids) > self.max_positions:
-            raise AttnscopeError(
-                f"{len(ids)} tokens, more than this model's max_position_embeddings ({self.max_positions}); "
-                "--max-tokens cuts prompts"
-            )
+            raise AttnscopeError("stats_line_too_long", n=len(ids), limit=self.max_positions, arg="max_tokens")
         if len(ids) < 2:
-            raise AttnscopeError("fewer than 2 tokens, so no query position from 1")
+            raise AttnscopeError("stats_line_short")
         kinds = None
         if self.chat is not None:
             kind_of = {i: SEGMENT_KINDS.index(seg.kind) for seg in enc.segments for i in seg.tokens}
@@ -164,9 +161,7 @@ class StatsWorker:
             for hook in hooks:
                 hook.remove()
         if len(peaks) != layers_n:
-            raise AttnscopeError(
-                f"this model's decoder layers gave {len(peaks)} of {layers_n} hidden states", ExitCode.MODEL
-            )
+            raise AttnscopeError("stats_hidden", got=len(peaks), n=layers_n)
         weights = poisson_weights(s.seed, np.array([r.line for r in group]), s.bootstrap)
         stacked = [peaks[layer] for layer in range(layers_n)]
         for b, r in enumerate(group):
@@ -186,7 +181,7 @@ class StatsWorker:
 def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
     body = anatomy.of(model)
     if not body.has_layers:
-        raise AttnscopeError(f"{type(model).__name__} has no list of decoder layers to read", ExitCode.MODEL)
+        raise AttnscopeError("stats_layers", model=type(model).__name__)
     return [layer.block for layer in body.layers]
 
 

@@ -23,7 +23,7 @@ from attnscope.core.common import attention_layers
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text, one_of
 from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.core.weights.single import query_rows, weights_result
-from attnscope.errors import AttnscopeError, ExitCode
+from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import PADDING_SIDES, PaddingSide, Query, ResultWarning
 from attnscope.results.weights import WeightsResult, WeightsView
@@ -60,14 +60,13 @@ class Outcome:
 
 def line_error(line: int, exc: AttnscopeError) -> AttnscopeError:
     """The same error with ``line N:`` in front (once)."""
-    prefix = f"line {line}: "
-    message = exc.message if exc.message.startswith(prefix) else prefix + exc.message
-    cli = exc.cli_message()
-    return AttnscopeError(message, exc.code, cli=cli if cli.startswith(prefix) else prefix + cli)
+    if exc.kind == "line" and exc.values.get("line") == line:
+        return exc
+    return AttnscopeError("line", line=line, message=exc)
 
 
-def _bad(line: int, message: str) -> BadLine:
-    return BadLine(line, AttnscopeError(f"line {line}: {message}", ExitCode.INPUT_FILE))
+def _bad(line: int, error: AttnscopeError) -> BadLine:
+    return BadLine(line, AttnscopeError("line", line=line, message=error))
 
 
 def _optional_int(obj: dict[str, object], key: str) -> int | None:
@@ -75,7 +74,7 @@ def _optional_int(obj: dict[str, object], key: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"'{key}' must be an integer, not {json.dumps(value, ensure_ascii=False)}")
+        raise AttnscopeError("line_int", name=f"'{key}'", value=json.dumps(value, ensure_ascii=False))
     return value
 
 
@@ -84,23 +83,25 @@ def parse_jsonl(line: int, text: str) -> Item | BadLine:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        return _bad(line, f"not valid JSON ({exc.msg} at column {exc.colno})")
+        return _bad(line, AttnscopeError("line_json", why=f"{exc.msg} at column {exc.colno}"))
     if not isinstance(obj, dict):
-        return _bad(line, 'expected a JSON object like {"prompt": "..."}')
+        return _bad(line, AttnscopeError("stats_line_object"))
     unknown = sorted(set(obj) - set(JSONL_KEYS))
     if unknown:
-        return _bad(line, f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(JSONL_KEYS)}")
+        return _bad(
+            line, AttnscopeError("line_keys", keys=", ".join(map(repr, unknown)), allowed=", ".join(JSONL_KEYS))
+        )
     prompt = obj.get("prompt")
     if not isinstance(prompt, str):
-        return _bad(line, "'prompt' is missing or not a string")
+        return _bad(line, AttnscopeError("line_prompt"))
     query = obj.get("query")
     if query is not None and not isinstance(query, str):
-        return _bad(line, "'query' must be a string")
+        return _bad(line, AttnscopeError("line_string", name="'query'"))
     try:
         pos = _optional_int(obj, "pos")
         occurrence = _optional_int(obj, "occurrence")
-    except ValueError as exc:
-        return _bad(line, str(exc))
+    except AttnscopeError as exc:
+        return _bad(line, exc)
     return Item(line=line, prompt=prompt, query=query, pos=pos, occurrence=occurrence)
 
 
@@ -113,7 +114,7 @@ def read_entries(lines: Iterable[bytes], fmt: str = "auto", name: str = "") -> I
     UTF-8 make that line bad, not the file.
     """
     if fmt not in FORMATS:
-        raise AttnscopeError(f"input_format {fmt!r}: use auto, lines or jsonl", option="input_format")
+        raise AttnscopeError("use_choices", arg="input_format", value=repr(fmt), choices="auto, lines or jsonl")
     jsonl: bool | None = {"lines": False, "jsonl": True}.get(fmt)
     if jsonl is None and name.lower().endswith(".jsonl"):
         jsonl = True
@@ -121,7 +122,7 @@ def read_entries(lines: Iterable[bytes], fmt: str = "auto", name: str = "") -> I
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            yield _bad(number, f"not valid UTF-8 (byte {exc.start + 1})")
+            yield _bad(number, AttnscopeError("line_utf8", n=exc.start + 1))
             continue
         text = text.removesuffix("\n").removesuffix("\r").removeprefix("\ufeff" if number == 1 else "")
         if not text.strip():
@@ -157,7 +158,7 @@ def run_batch(
     line becomes that line's outcome. ``padding_side``: where each group's pads go.
     """
     if batch_size < 1:
-        raise AttnscopeError(f"batch_size {batch_size}: must be at least 1", option="batch_size")
+        raise AttnscopeError("at_least_value", arg="batch_size", value=batch_size, k=1)
     side = one_of(padding_side, PADDING_SIDES, "padding_side")
     view = view or WeightsView()
     info = loaded.info
@@ -215,13 +216,13 @@ def _prepare(
     chat: ChatSpec | None,
 ) -> _Ready:
     if item.query is not None and item.pos is not None:
-        raise AttnscopeError("give 'query' or 'pos', not both")
+        raise AttnscopeError("line_query_pos")
     if item.query is not None:
         query = Text(item.query, item.occurrence)
     elif item.pos is not None:
         query = item.pos
     if item.occurrence is not None and item.query is None:
-        raise AttnscopeError("'occurrence' needs 'query'", ExitCode.INPUT_FILE)
+        raise AttnscopeError("line_needs")
     enc = encode_prompt(loaded.tokenizer, item.prompt, chat)
     check_length(len(enc.ids), max_positions)
     warnings: list[ResultWarning] = []

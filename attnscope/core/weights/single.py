@@ -83,10 +83,7 @@ def weights_result(
     raw = rows[:, heads, :]  # (L, Hsel, q+1)
     measured = None if norms is None else raw * norms[:, heads, :]  # alpha ||f||
     if view.by == "segment" and not enc.segments:
-        raise AttnscopeError(
-            "by='segment' needs a chat prompt (chat=True or messages)",
-            cli="--by segment needs --chat or --messages: segments are the parts of a chat template",
-        )
+        raise AttnscopeError("by_segment", arg="by", other="chat", args="messages")
     keys = weight_keys(enc.tokens, enc.words, enc.segments, q, view.by)
     numbers = weights_numbers(
         as_array(raw), None if measured is None else as_array(measured), keys, q, layers, heads, groups, view

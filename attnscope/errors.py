@@ -62,6 +62,7 @@ CODES: dict[str, ExitCode] = {
             "gguf_unreadable",
             "gguf_metadata",
             "gguf_twice",
+            "gguf_config",
             "heads_multiple",
             "hub_revision",
             "hub_missing",

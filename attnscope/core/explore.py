@@ -121,8 +121,8 @@ def with_effects(data: ExploreData, ablated: AblateResult) -> ExploreData:
     """The page's data with each head's exact effect on an answer: ``ablated`` is ``ablate`` of the
     same prompt over every layer and head (``ablate(loaded, prompt, answer=..., chat=...)``)."""
     if [t.id for t in ablated.tokens] != [t.id for t in data.tokens]:
-        raise AttnscopeError("the ablation is of other tokens than the page's prompt; run ablate on the same prompt")
+        raise AttnscopeError("explore_other_tokens")
     every = (list(range(data.model.num_hidden_layers)), list(range(data.model.num_attention_heads)))
     if (ablated.layers, ablated.heads) != every:
-        raise AttnscopeError("the page needs the ablation of every layer and head; run ablate without a selection")
+        raise AttnscopeError("explore_every_head")
     return replace(data, effects=ablated.effects, metric=metric_text(ablated.metric))

@@ -94,10 +94,7 @@ def gguf_config(meta: Mapping[str, Any], tensors: Mapping[str, Any]) -> dict[str
     try:
         config = AutoConfig.for_model(config_type, **kwargs)
     except (ValueError, KeyError, TypeError) as exc:
-        raise AttnscopeError(
-            f"{arch}: transformers cannot make a config of this GGUF header ({type(exc).__name__}: {exc})",
-            ExitCode.MODEL,
-        ) from exc
+        raise AttnscopeError("gguf_config", arch=arch, detail=f"{type(exc).__name__}: {exc}") from exc
     full: dict[str, Any] = getattr(config, "text_config", config).to_dict()
     return full
 

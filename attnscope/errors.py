@@ -216,3 +216,24 @@ def os_error(arg: str, path: object, exc: OSError) -> AttnscopeError:
     if isinstance(exc, FileNotFoundError):
         return AttnscopeError("os_missing", arg=arg, path=path)
     return AttnscopeError("os_error", arg=arg, path=path, why=exc.strerror)
+
+
+def encoded(error: AttnscopeError) -> str:
+    """``error`` as one JSON string (its kind and values), for a record kept as text: stats keeps a
+    skipped line's reason so in its checkpoint shards and across Ray."""
+    import json
+
+    return json.dumps({"kind": error.kind, "values": error.values}, ensure_ascii=False, default=str)
+
+
+def decoded(text: str) -> AttnscopeError | None:
+    """The error :func:`encoded` wrote; None for any other text (an older record in English)."""
+    import json
+
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not isinstance(doc.get("values"), dict):
+        return None
+    return AttnscopeError(doc["kind"], **doc["values"])

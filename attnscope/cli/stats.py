@@ -118,14 +118,18 @@ def stats_cmd(
         strict=strict,
         input_format=one_of(input_format, ("auto", "lines", "jsonl"), "input_format"),
     )
-    result = _run(model, options, spec, input_file, out)
+    reasons: dict[int, Any] = {}  # line -> why it was skipped (the error, worded in the reader's language)
+    result = _run(model, options, spec, input_file, out, reasons)
     if table is not None:
         write_table(table, result.table_rows())
+    from attnscope.cli.flags import cli_text
     from attnscope.render.i18n import t
 
     ctx = out.ctx()
     for skipped in result.corpus.skipped[:SHOWN_SKIPPED]:  # the result records the reason in English
-        out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=skipped.reason))
+        why = reasons.get(skipped.line)
+        reason = cli_text(why, ctx.lang) if isinstance(why, AttnscopeError) else skipped.reason
+        out.terminal.line(t(ctx.lang, "stats.skipped_line", line=skipped.line, reason=reason))
     more = len(result.corpus.skipped) - SHOWN_SKIPPED
     if more > 0:
         out.terminal.line(t(ctx.lang, "stats.skipped_more", n=more))
@@ -147,7 +151,9 @@ def stats_cmd(
     )
 
 
-def _run(model: Model, options: StatsConfig, chat: ChatSpec | None, input_file: str, out: Output) -> StatsResult:
+def _run(
+    model: Model, options: StatsConfig, chat: ChatSpec | None, input_file: str, out: Output, reasons: dict[int, Any]
+) -> StatsResult:
     """Check the options, the file (and, for Ray, the cluster and the model) before anything loads, then run
     with the progress line; Ctrl-C says what the checkpoint kept."""
     from attnscope.core.stats.driver import ModelSpec, scan, stats
@@ -165,7 +171,7 @@ def _run(model: Model, options: StatsConfig, chat: ChatSpec | None, input_file: 
     )
     lang = out.ctx().lang
     try:
-        return stats(spec, input_file, options, chat=chat, progress=_Progress(out, lang))
+        return stats(spec, input_file, options, chat=chat, progress=_Progress(out, lang), on_skip=reasons.__setitem__)
     except KeyboardInterrupt:
         _interrupted(out, lang, options.checkpoint)
         raise typer.Exit(INTERRUPTED) from None

@@ -16,7 +16,7 @@ def test_memory_refusal_gives_an_estimate(monkeypatch):
         check_memory(100_000, 100_000)
     assert exc.value.code == ExitCode.RESOURCE
     assert "10,000,000,000 weights" in exc.value.message and "need about 931 GiB" in exc.value.message
-    assert "window (A, B)" in exc.value.message and "--" not in exc.value.message
+    assert "use window A:B" in exc.value.message and "--" not in exc.value.message  # the library names its argument
     assert "--window A:B" in cli_text(exc.value)
     check_memory(1000, 1000)  # 100 MB fits
 

@@ -46,22 +46,26 @@ def test_budget_keeps_headroom_and_honours_the_limit(monkeypatch: pytest.MonkeyP
     assert memory.budget() == 5000
     monkeypatch.delenv(memory.ENV_LIMIT)
     assert memory.budget() is None
-    memory.guard(10**15, "anything", "nothing")  # unknown free memory: no refusal
+    memory.guard(10**15, "memory_rows")  # unknown free memory: no refusal
 
 
 def test_guard_message(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(memory.ENV_LIMIT, raising=False)
     monkeypatch.setattr(memory, "available_bytes", lambda device="cpu": 10 << 30)
-    memory.guard(8 << 30, "rows", "fewer layers")  # exactly 80% fits
+    sizes = {"layers": 24, "heads": 14, "queries": 5, "keys": 5, "arg": "layer"}
+    memory.guard(8 << 30, "memory_rows", **sizes)  # exactly 80% fits
     with pytest.raises(AttnscopeError) as err:
-        memory.guard((8 << 30) + 1, "attention rows for 24 layer(s)", "select fewer layers", cli="use --layer")
+        memory.guard((8 << 30) + 1, "memory_rows", **sizes)
     assert err.value.code == ExitCode.RESOURCE
     assert err.value.message == (
-        "attention rows for 24 layer(s) would need about 8 GiB, but only 8 GiB can be used; select fewer layers"
+        "attention rows for 24 layer(s) x 14 heads x 5 queries x 5 keys would need about 8 GiB, but only 8 GiB "
+        "can be used; try a shorter prompt, or fewer layers with layer where the command has it"
     )
-    assert cli_text(err.value).endswith("can be used; use --layer")
-    with pytest.raises(AttnscopeError, match="can be used on cuda:0; x"):
-        memory.guard(9 << 30, "rows", "x", device="cuda:0")
+    assert cli_text(err.value).endswith(
+        "can be used; try a shorter prompt, or fewer layers with --layer where the command has it"
+    )
+    with pytest.raises(AttnscopeError, match="can be used on cuda:0; try"):
+        memory.guard(9 << 30, "memory_scores", device="cuda:0", **sizes)
 
 
 def test_cuda_free_memory_is_read_from_the_device(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,7 +28,7 @@ from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.stats.aggregates import Partial, histograms, massive, statistics
 from attnscope.core.stats.options import InputFormat, StatsConfig
 from attnscope.core.stats.worker import Item, StatsWorker
-from attnscope.errors import AttnscopeError, os_error
+from attnscope.errors import AttnscopeError, decoded, encoded, os_error
 from attnscope.model import Loaded
 from attnscope.results.common import ModelInfo
 from attnscope.results.files import write_atomic
@@ -119,7 +119,7 @@ def parse_line(number: int, raw: bytes, jsonl: bool, field: str, chat: bool) -> 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return (number, str(AttnscopeError("line_utf8", n=exc.start + 1)))
+        return (number, encoded(AttnscopeError("line_utf8", n=exc.start + 1)))
     text = text.removesuffix("\n").removesuffix("\r").removeprefix("\ufeff" if number == 1 else "")
     if not text.strip():
         return None
@@ -128,22 +128,25 @@ def parse_line(number: int, raw: bytes, jsonl: bool, field: str, chat: bool) -> 
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        return (number, str(AttnscopeError("stats_line_json", why=exc.msg, col=exc.colno)))
+        return (number, encoded(AttnscopeError("stats_line_json", why=exc.msg, col=exc.colno)))
     if not isinstance(obj, dict):
-        return (number, str(AttnscopeError("stats_line_object")))
+        return (number, encoded(AttnscopeError("stats_line_object")))
     if chat and "messages" in obj:
         try:
             messages = parse_messages(obj["messages"], "messages")
         except AttnscopeError as exc:
-            return (number, str(exc))
+            return (number, encoded(exc))
         return Item(line=number, messages=tuple(messages))
     if field not in obj:
-        return (number, str(AttnscopeError("stats_line_field_chat" if chat else "stats_line_field", name=repr(field))))
+        return (
+            number,
+            encoded(AttnscopeError("stats_line_field_chat" if chat else "stats_line_field", name=repr(field))),
+        )
     prompt = obj[field]
     if not isinstance(prompt, str):
-        return (number, str(AttnscopeError("stats_line_not_text", name=repr(field))))
+        return (number, encoded(AttnscopeError("stats_line_not_text", name=repr(field))))
     if not prompt.strip():
-        return (number, str(AttnscopeError("prompt_empty")))
+        return (number, encoded(AttnscopeError("prompt_empty")))
     return Item(line=number, prompt=prompt)
 
 
@@ -258,12 +261,14 @@ def stats(
     *,
     chat: ChatSpec | None = None,
     progress: Progress | None = None,
+    on_skip: Callable[[int, AttnscopeError | str], None] | None = None,
 ) -> StatsResult:
     """Everything ``attnscope stats`` computes, from a model (loaded, or how to load it) and a file.
 
     ``options`` (a :class:`StatsConfig`; its defaults when None) says what the numbers depend on
     and how the run goes; ``chat`` wraps each prompt in the chat template, as in every analysis
-    (with it, a line may also hold a conversation, ``{"messages": [...]}``)."""
+    (with it, a line may also hold a conversation, ``{"messages": [...]}``). ``on_skip`` receives
+    each skipped line and why, as the error (or, from an older checkpoint, its English words)."""
     opts = StatsConfig() if options is None else options
     opts.check(chat)
     if opts.engine == "ray" and isinstance(model, Loaded):
@@ -295,7 +300,7 @@ def stats(
     elapsed = time.perf_counter() - t0
     if info is None:  # every shard was already in the checkpoint (Ray started no worker)
         info = _info_of(model)
-    return _result(info, corpus, opts, chat, run.merged.result(), run.bad, elapsed, run.ran)
+    return _result(info, corpus, opts, chat, run.merged.result(), run.bad, elapsed, run.ran, on_skip)
 
 
 class _Run:
@@ -348,7 +353,7 @@ class _Run:
         if self.opts.strict:
             line, reason = bad[0]
             raise AttnscopeError(
-                "stats_strict", arg="input", other="strict", path=self.corpus.path, line=line, reason=reason
+                "stats_strict", arg="input", other="strict", path=self.corpus.path, line=line, reason=_reason(reason)
             )
 
     def _report(self) -> None:
@@ -407,6 +412,12 @@ def _info_of(model: Loaded | ModelSpec) -> ModelInfo:
     return model.load().info
 
 
+def _reason(code: str) -> AttnscopeError | str:
+    """A skipped line's reason as recorded (the error, encoded), back as the error."""
+    error = decoded(code)
+    return code if error is None else error
+
+
 def _result(
     info: ModelInfo,
     corpus: Scan,
@@ -416,10 +427,14 @@ def _result(
     bad: list[tuple[int, str]],
     elapsed: float,
     ran: int,
+    on_skip: Callable[[int, AttnscopeError | str], None] | None,
 ) -> StatsResult:
     names = opts.names(chat)
     total = merged or Partial.empty(len(names), info.num_hidden_layers, info.num_attention_heads, opts.bootstrap, 1)
-    skipped = sorted(bad + total.skipped)
+    skipped = [(line, _reason(code)) for line, code in sorted(bad + total.skipped)]
+    if on_skip is not None:
+        for line, reason in skipped:
+            on_skip(line, reason)
     if total.prompts == 0:
         first = f"; line {skipped[0][0]}: {skipped[0][1]}" if skipped else ""
         raise AttnscopeError("stats_no_usable", arg="input", path=corpus.path, n=len(skipped), first=first)
@@ -432,7 +447,7 @@ def _result(
             sha256=corpus.sha256,
             lines=corpus.lines,
             used=total.prompts,
-            skipped=[SkippedLine(line=line, reason=reason) for line, reason in skipped],
+            skipped=[SkippedLine(line=line, reason=str(reason)) for line, reason in skipped],
             truncated=int(total.truncated[0]),
             tokens=int(total.tokens[0]),
             positions=int(total.count[0]),

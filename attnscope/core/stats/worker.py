@@ -27,7 +27,7 @@ from attnscope.core.prompt.tokens import encode_prompt
 from attnscope.core.stats.aggregates import Partial, add_massive, add_prompt, poisson_weights
 from attnscope.core.stats.options import StatsConfig
 from attnscope.core.stats.reduce import BatchFacts, Peaks, hidden_peaks, layer_values, per_prompt
-from attnscope.errors import AttnscopeError
+from attnscope.errors import AttnscopeError, encoded
 from attnscope.model import Loaded
 from attnscope.results.segments import Message
 from attnscope.results.stats import SEGMENT_KINDS
@@ -81,7 +81,7 @@ class StatsWorker:
             try:
                 got, cut = self._prepare(item)
             except AttnscopeError as exc:
-                part.skipped.append((item.line, exc.message))
+                part.skipped.append((item.line, encoded(exc)))
                 continue
             part.truncated += int(cut)
             part.tokens += len(got.ids)

@@ -7,13 +7,24 @@ single tokens, that --pos fits the prompt and that a mean has more than one posi
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_lines, read_prompt
-from attnscope.cli.options import Answer, ArrayOutput, BatchOpt, Chat, HeadOpt, LayerOpt, Model, PromptArg
+from attnscope.cli.options import (
+    Answer,
+    ArrayOutput,
+    BatchOpt,
+    Chat,
+    HeadOpt,
+    KeyOccurrenceOpt,
+    KeyOpt,
+    LayerOpt,
+    Model,
+    PromptArg,
+)
 
 
 @command
@@ -28,12 +39,8 @@ def ablate_cmd(
         str | None,
         typer.Option("--pos", help="Query positions to ablate at: 5, -1, 0,3,5-8 or all. Default: all."),
     ] = None,
-    key: Annotated[
-        str | None, typer.Option("--key", "-k", help="Text in the prompt; each head's weight on it is shown.")
-    ] = None,
-    key_occurrence: Annotated[
-        int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
-    ] = None,
+    key: KeyOpt = None,
+    key_occurrence: KeyOccurrenceOpt = None,
     mean_over: Annotated[
         str | None,
         typer.Option("--mean-over", help="--mode mean: take the means over these prompts (a file, one per line)."),
@@ -42,7 +49,7 @@ def ablate_cmd(
         bool,
         typer.Option("--approx", help="First-order estimates for every head (one forward and one backward)."),
     ] = False,
-    check: Annotated[int, typer.Option("--check", help="--approx: heads ablated exactly, from the top.", min=0)] = 10,
+    check: Annotated[int, typer.Option("--check", help="--approx: heads ablated exactly, from the top.")] = 10,
     batch: BatchOpt = 48,
     *,
     answer: Answer,
@@ -52,15 +59,15 @@ def ablate_cmd(
 ) -> None:
     """Remove each head's output and report the exact change in log P(target) (or target - foil)."""
     from attnscope.cli.parse import chat_spec, parse_indices, parse_positions
-    from attnscope.core.prompt.spec import Prompts, Selection, Text, one_of
+    from attnscope.core.prompt.params import check_ablate
+    from attnscope.core.prompt.spec import Prompts, Selection, Text
     from attnscope.errors import AttnscopeError
     from attnscope.results.ablate import Mode
 
     text = read_prompt(prompt)
-    how = one_of(mode, get_args(Mode), "mode")
+    check_ablate(mode, check, batch, mean_over=mean_over is not None)
+    how = cast(Mode, mode)
     answer.refuse_early()
-    if mean_over is not None and how != "mean":
-        raise AttnscopeError("causal_mean_over_mode", arg="mean_over", other="mode")
     if key_occurrence is not None and key is None:
         raise AttnscopeError("needs", arg="key_occurrence", other="key")
     others = read_lines(mean_over, "mean_over") if mean_over is not None else None

@@ -19,15 +19,17 @@ def explain_cmd(
     head: HeadOpt,
     *,
     query: Query,
-    dims: Annotated[int, typer.Option("--dims", help="How many dims of q, k_j and out to show.", min=1)] = 4,
+    dims: Annotated[int, typer.Option("--dims", help="How many dims of q, k_j and out to show.")] = 4,
     model: Model,
     chat: Chat,
     out: Output,
 ) -> None:
     """q·k_j, ÷√d, mask, softmax and Σ w_j v_j for one query and head, compared with what the model computed."""
     from attnscope.cli.parse import chat_spec, parse_one, query_spec
+    from attnscope.core.prompt.params import EXPLAIN_PARAMS, validate
     from attnscope.core.prompt.spec import Selection
 
+    validate(EXPLAIN_PARAMS, dims=dims)
     text = read_prompt(prompt)
     layer_i, head_i = parse_one(layer, "layer"), parse_one(head, "head")
     asked = query_spec(query.query, query.occurrence, query.pos)

@@ -8,7 +8,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import Answer, Chat, Model, PromptArg
+from attnscope.cli.options import Answer, Chat, KeyOpt, Model, PromptArg
 from attnscope.cli.terminal import Terminal, warning_line
 
 if TYPE_CHECKING:
@@ -31,9 +31,7 @@ def explore_cmd(
         list[int] | None,
         typer.Option("--pos", help="A query position, negative from the end (several allowed)."),
     ] = None,
-    key: Annotated[
-        str | None, typer.Option("--key", "-k", help="Text in the prompt: the key the layers x heads grid shows first.")
-    ] = None,
+    key: KeyOpt = None,
     lang: Annotated[
         str | None,
         typer.Option(

@@ -78,7 +78,7 @@ FLAGS: dict[str, str] = {
     "temperature": "--temperature",
     "threshold": "--threshold",
     "top": "--top",
-    "verify": "--verify",
+    "verify_top": "--verify",
     "window": "--window",
     "workers": "--workers",
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -40,16 +40,12 @@ def flow_cmd(
 ) -> None:
     """Trace the routes along which information reaches the prediction (Ferrando & Voita 2024)."""
     from attnscope.cli.parse import chat_spec
-    from attnscope.core.causal.flow import check_threshold
-    from attnscope.core.prompt.spec import one_of
-    from attnscope.errors import AttnscopeError
+    from attnscope.core.prompt.params import FLOW_PARAMS, validate
     from attnscope.results.flow import FlowBy
 
     text = read_prompt(prompt)
-    check_threshold(threshold)
-    grouping = one_of(by, get_args(FlowBy), "by")
-    if verify < 0:
-        raise AttnscopeError("flow_verify", arg="verify", value=verify)
+    validate(FLOW_PARAMS, threshold=threshold, by=by, verify_top=verify, batch_size=batch)
+    grouping = cast(FlowBy, by)
     spec = chat_spec(chat.chat, chat.system, None)
 
     def pos_fits(tokenizer: Any) -> None:

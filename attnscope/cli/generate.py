@@ -10,7 +10,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_messages, read_prompt
-from attnscope.cli.options import ArrayOutput, Chat, HeadOpt, LayerOpt, MessagesOpt, Model
+from attnscope.cli.options import ArrayOutput, Chat, HeadOpt, LayerOpt, MessagesOpt, Model, SeedOpt
 from attnscope.cli.terminal import Terminal
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
@@ -27,7 +27,7 @@ def generate_cmd(
     temperature: Annotated[
         float | None, typer.Option("--temperature", help="Sample at this temperature. Default: greedy.")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Random seed for --temperature.")] = None,
+    seed: SeedOpt = None,
     layer: LayerOpt = "all",
     head: HeadOpt = "all",
     steps: Annotated[

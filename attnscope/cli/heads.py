@@ -8,23 +8,32 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import Chat, MeasureOpt, Model, NoSinkOpt, OccurrenceOpt, Output, PromptArg
+from attnscope.cli.options import (
+    Chat,
+    KeyOccurrenceOpt,
+    KeyOpt,
+    MeasureOpt,
+    Model,
+    NoSinkOpt,
+    OccurrenceOpt,
+    Output,
+    PromptArg,
+    TopOpt,
+)
 
 
 @command
 def heads_cmd(
     prompt: PromptArg,
     query: Annotated[str, typer.Option("--query", "-q", help="Text in the prompt whose row is scored.")],
-    key: Annotated[str, typer.Option("--key", "-k", help="Text in the prompt; the score sums its tokens' weights.")],
+    key: KeyOpt,
     query_agg: Annotated[
         str, typer.Option("--query-agg", help="last|mean: a multi-token query uses its last token or the mean row.")
     ] = "last",
-    top: Annotated[int, typer.Option("--top", help="How many top heads to list.")] = 10,
+    top: TopOpt = 10,
     no_sink: NoSinkOpt = False,
     occurrence: OccurrenceOpt = None,
-    key_occurrence: Annotated[
-        int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
-    ] = None,
+    key_occurrence: KeyOccurrenceOpt = None,
     *,
     model: Model,
     chat: Chat,
@@ -33,16 +42,15 @@ def heads_cmd(
 ) -> None:
     """Rank all layers x heads by the weight the query puts on the key (summed over the key's tokens)."""
     from attnscope.cli.parse import chat_spec
+    from attnscope.core.prompt.params import HEADS_PARAMS, validate
     from attnscope.core.prompt.spec import Text, one_of
-    from attnscope.errors import AttnscopeError
     from attnscope.results.heads import QueryAgg
     from attnscope.results.weights import Measure
 
     text = read_prompt(prompt)
     agg = one_of(query_agg, get_args(QueryAgg), "query_agg")
     how = one_of(measure, get_args(Measure), "measure")
-    if top < 1:
-        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
+    validate(HEADS_PARAMS, top=top)
     spec = chat_spec(chat.chat, chat.system, None)
     find: list[tuple[Literal["query", "key"], str | None, int | None]] = [
         ("query", query, occurrence),
@@ -55,7 +63,7 @@ def heads_cmd(
         loaded,
         text,
         query=Text(query, occurrence),
-        key=Text(key, key_occurrence),
+        key=Text(str(key), key_occurrence),  # --key is required here
         query_agg=agg,
         top=top,
         no_sink=no_sink,

@@ -8,13 +8,24 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import Answer, BatchOpt, Chat, HeadOpt, Model, OccurrenceOpt, Output, PromptArg
+from attnscope.cli.options import (
+    Answer,
+    BatchOpt,
+    Chat,
+    HeadOpt,
+    KeyOccurrenceOpt,
+    KeyOpt,
+    Model,
+    OccurrenceOpt,
+    Output,
+    PromptArg,
+)
 
 
 @command
 def knockout_cmd(
     prompt: PromptArg,
-    key: Annotated[str, typer.Option("--key", "-k", help="Text in the prompt: the edges into its tokens are blocked.")],
+    key: KeyOpt,
     query: Annotated[
         str | None,
         typer.Option("--query", "-q", help="Text in the prompt, or a position (7, -1): the edges from it are blocked."),
@@ -27,9 +38,7 @@ def knockout_cmd(
     ] = None,
     head: HeadOpt = "all",
     occurrence: OccurrenceOpt = None,
-    key_occurrence: Annotated[
-        int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")
-    ] = None,
+    key_occurrence: KeyOccurrenceOpt = None,
     batch: BatchOpt = 48,
     *,
     answer: Answer,
@@ -39,13 +48,13 @@ def knockout_cmd(
 ) -> None:
     """Block query -> key attention in windows of layers (all heads or --head) and report the metric's change."""
     from attnscope.cli.parse import chat_spec, parse_indices
+    from attnscope.core.prompt.params import check_knockout
     from attnscope.core.prompt.spec import QuerySpec, Selection, Text
     from attnscope.errors import AttnscopeError
 
     text = read_prompt(prompt)
     answer.refuse_early()
-    if window is not None and layers is not None:
-        raise AttnscopeError("not_both", arg="layers", other="window")
+    check_knockout(batch, layers=layers is not None, window=window is not None)
     if occurrence is not None and query is None:
         raise AttnscopeError("needs", arg="occurrence", other="query")
     is_pos = query is not None and query.strip().lstrip("-").isdigit()
@@ -82,7 +91,7 @@ def knockout_cmd(
     result = knockout(
         loaded,
         text,
-        key=Text(key, key_occurrence),
+        key=Text(str(key), key_occurrence),  # --key is required here
         query=q,
         answer=answer.answer(),
         selection=selection,

@@ -107,7 +107,29 @@ FoilOpt = Annotated[
     str | None, typer.Option("--foil", help="A competing token: the metric becomes logit(target) - logit(foil).")
 ]
 FoilIdOpt = Annotated[int | None, typer.Option("--foil-id", help="The foil, as a token id.")]
-BatchOpt = Annotated[int, typer.Option("--batch", help="Interventions run together in one batch.", min=1)]
+BatchOpt = Annotated[int, typer.Option("--batch-size", "--batch", help="Interventions run together in one batch.")]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--key",
+        "-k",
+        help="Text in the prompt: the key (K) the command reads, its tokens' weights summed "
+        "(heads: the score; knockout: the edges into it are blocked; ablate, explore: the weight shown).",
+    ),
+]
+KeyOccurrenceOpt = Annotated[int | None, typer.Option("--key-occurrence", help="Which occurrence of --key (1-based).")]
+TopOpt = Annotated[
+    int,
+    typer.Option(
+        "--top", help="How many to list: heads (per role in roles), or logit-lens candidates per row (trace)."
+    ),
+]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--seed", help="Random seed: of --temperature sampling (generate), of the random tokens (roles, default 0)."
+    ),
+]
 
 if TYPE_CHECKING:
     from attnscope.core.prompt.spec import Selection

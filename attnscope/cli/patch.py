@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, cast, get_args
 
 import typer
 
@@ -36,10 +36,12 @@ def patch_cmd(
 ) -> None:
     """Patch each head's output (or K/V head, or residual position) from one run into the other."""
     from attnscope.cli.parse import parse_indices, parse_sites
+    from attnscope.core.prompt.params import PATCH_PARAMS, validate
     from attnscope.core.prompt.spec import Selection, one_of
     from attnscope.results.patch import Direction, Site
 
-    how = one_of(direction, get_args(Direction), "direction")
+    validate(PATCH_PARAMS, direction=direction, batch_size=batch)
+    how = cast(Direction, direction)
     sites = parse_sites(site)
     answer.refuse_early()
     selection = Selection(layers=parse_indices(layer, "layer"))

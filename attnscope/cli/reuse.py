@@ -17,13 +17,16 @@ def reuse_cmd(
     prefix: Annotated[str, typer.Argument(help="The earlier text, or - to read it from stdin.")],
     suffix: Annotated[str, typer.Argument(help="The text appended to it (tokenized on its own).")],
     repeat: Annotated[
-        int, typer.Option("--repeat", help="Repeat prefix+suffix N times for the cost part (longer T).", min=1)
+        int, typer.Option("--repeat", help="Repeat prefix+suffix N times for the cost part (longer T).")
     ] = 1,
     *,
     model: Model,
     out: Output,
 ) -> None:
     """Prefix K/V alone vs inside prefix+suffix, the cache check, and T(T+1)/2 comparisons for T and 2T."""
+    from attnscope.core.prompt.params import REUSE_PARAMS, validate
+
+    validate(REUSE_PARAMS, repeat=repeat)
     text = read_prompt(prefix)
     out.ctx()  # a bad --lang fails before the model loads
     loaded = model.load()

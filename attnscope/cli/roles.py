@@ -8,7 +8,7 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import ArrayOutput, Model
+from attnscope.cli.options import ArrayOutput, Model, SeedOpt, TopOpt
 
 
 @command
@@ -20,21 +20,19 @@ def roles_cmd(
     length: Annotated[
         int | None, typer.Option("--length", help="Random tokens in each of the two copies (default 50).")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for the random tokens (default 0).")] = None,
-    top: Annotated[int, typer.Option("--top", help="How many heads to list per role.")] = 5,
+    seed: SeedOpt = None,
+    top: TopOpt = 5,
     *,
     model: Model,
     out: ArrayOutput,
 ) -> None:
     """Score all layers x heads for previous-token, duplicate-token, induction and attention-sink behaviour."""
+    from attnscope.core.prompt.params import ROLES_PARAMS, validate
     from attnscope.errors import AttnscopeError
 
     if prompt is not None and (length is not None or seed is not None):
         raise AttnscopeError("length_seed_prompt")
-    if top < 1:
-        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
-    if length is not None and length < 2:
-        raise AttnscopeError("give_or_more", arg="length", value=length, k="2")
+    validate(ROLES_PARAMS, top=top, length=length)
     text = read_prompt(prompt) if prompt is not None else None
     loaded = model.load()  # checks the model path before torch is imported
     from attnscope.core.roles import DEFAULT_LENGTH, roles

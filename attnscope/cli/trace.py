@@ -9,7 +9,7 @@ import typer
 from attnscope.cli.command import command
 from attnscope.cli.exits import fail_if_not_ok
 from attnscope.cli.inputs import read_messages, read_prompt
-from attnscope.cli.options import Chat, MessagesOpt, Model, Output, PosOpt
+from attnscope.cli.options import Chat, MessagesOpt, Model, Output, PosOpt, TopOpt
 
 
 @command
@@ -18,8 +18,8 @@ def trace_cmd(
         str | None, typer.Argument(help="The prompt text, or - to read it from stdin. Optional with --messages.")
     ] = None,
     pos: PosOpt = None,
-    dims: Annotated[int, typer.Option("--dims", help="How many leading dims of each vector to show.", min=1)] = 4,
-    top: Annotated[int, typer.Option("--top", help="Logit-lens candidates per row.", min=1)] = 3,
+    dims: Annotated[int, typer.Option("--dims", help="How many leading dims of each vector to show.")] = 4,
+    top: TopOpt = 3,
     compare_pos: Annotated[
         int | None,
         typer.Option(
@@ -40,6 +40,9 @@ def trace_cmd(
     from attnscope.cli.parse import chat_spec
 
     chosen = read_messages(messages)
+    from attnscope.core.prompt.params import TRACE_PARAMS, validate
+
+    validate(TRACE_PARAMS, dims=dims, top=top)
     text = read_prompt(prompt) if prompt is not None else None
     spec = chat_spec(chat.chat, chat.system, chosen)
     out.ctx()  # a bad --lang fails before the model loads

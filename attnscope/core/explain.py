@@ -27,6 +27,7 @@ import torch
 
 from attnscope.capture import masking
 from attnscope.core.common import attention_layers, tolerance
+from attnscope.core.prompt.params import EXPLAIN_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, one
 from attnscope.core.prompt.tokens import check_length, encode_prompt, pick_query
 from attnscope.core.rope import attention_module, cos_sin, project, rotate
@@ -69,8 +70,7 @@ def explain(
 ) -> ExplainResult:
     """One head's scaled dot-product attention for one query, step by step, checked against the model
     (``dims``: how many dims of q, k_j and out to keep)."""
-    if dims < 1:
-        raise AttnscopeError("at_least_plain", arg="dims", k="1")
+    validate(EXPLAIN_PARAMS, dims=dims)
     info = loaded.info
     (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")

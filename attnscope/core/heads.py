@@ -14,6 +14,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import as_array, every_layer
+from attnscope.core.prompt.params import HEADS_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec, Text, one_of
 from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode_prompt, find_span
 from attnscope.errors import AttnscopeError
@@ -76,8 +77,7 @@ def heads(
     measure = one_of(measure, get_args(Measure), "measure")
     q_text, k_text = as_text(query), as_text(key)
     query, key = q_text.text, k_text.text
-    if top < 1:
-        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
+    validate(HEADS_PARAMS, top=top)
     info = loaded.info
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))

@@ -24,6 +24,7 @@ import torch
 
 from attnscope.capture import anatomy, engine
 from attnscope.core.common import every_layer, tolerance
+from attnscope.core.prompt.params import REUSE_PARAMS, validate
 from attnscope.core.prompt.tokens import check_length, encode, readable, vocab_label
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
@@ -208,8 +209,7 @@ def _cache_consistent(cache: CacheCheck, n_tokens: int) -> bool:
 
 def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> ReuseResult:
     """Everything ``attnscope reuse`` does."""
-    if repeat < 1:
-        raise AttnscopeError("at_least_plain", arg="repeat", k="1")
+    validate(REUSE_PARAMS, repeat=repeat)
     tokenizer = loaded.tokenizer
     model = loaded.model
     pre = encode(tokenizer, prefix)

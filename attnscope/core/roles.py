@@ -29,6 +29,7 @@ import torch
 
 from attnscope.capture import engine
 from attnscope.core.common import every_layer
+from attnscope.core.prompt.params import ROLES_PARAMS, validate
 from attnscope.core.prompt.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
@@ -143,14 +144,12 @@ def roles(
     top: int = DEFAULT_TOP,
 ) -> RolesResult:
     """Everything ``attnscope roles`` does: random repeated tokens (no prompt) or the prompt's tokens."""
-    if top < 1:
-        raise AttnscopeError("give_or_more", arg="top", value=top, k="1")
+    validate(ROLES_PARAMS, top=top)
     info = loaded.info
     tokenizer = loaded.tokenizer
     max_pos = getattr(loaded.model.config, "max_position_embeddings", None)
     if prompt is None:
-        if length < 2:
-            raise AttnscopeError("give_or_more_random", arg="length", value=length, k="2")
+        validate(ROLES_PARAMS, length=length)
         bos_id = getattr(tokenizer, "bos_token_id", None)
         half = random_ids(tokenizer, length, seed)
         ids = ([int(bos_id)] if isinstance(bos_id, int) else []) + half + half

@@ -24,6 +24,7 @@ import torch
 
 from attnscope.capture import anatomy, engine
 from attnscope.core.common import tolerance
+from attnscope.core.prompt.params import TRACE_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at, vocab_label
 from attnscope.errors import AttnscopeError
@@ -131,10 +132,7 @@ def trace(
     layer, with a logit lens of ``top`` candidates per row and the first ``dims`` dims of each vector;
     ``compare_pos``: a second position to compare with (default: one with the same token id).
     ``prompt``: the text, or with ``chat.messages`` the last user turn."""
-    if dims < 1:
-        raise AttnscopeError("at_least_plain", arg="dims", k="1")
-    if top < 1:
-        raise AttnscopeError("at_least_plain", arg="top", k="1")
+    validate(TRACE_PARAMS, dims=dims, top=top)
     model = loaded.model
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))

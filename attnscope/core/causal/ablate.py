@@ -16,6 +16,7 @@ from typing import get_args
 import torch
 
 from attnscope.core.causal.stack import Row, Stack, frozen, hooks, measure, set_head, sweeps
+from attnscope.core.prompt.params import check_ablate
 from attnscope.core.prompt.spec import ChatSpec, Indices, Prompts, Selection, Text, one_of
 from attnscope.core.prompt.targets import Answer, check_mean, resolve_metric
 from attnscope.core.prompt.targets import positions as resolve_positions
@@ -131,13 +132,8 @@ def _attention(
 
 
 def _check_settings(mode: Mode, check: int, batch_size: int, mean_over: Prompts | None) -> None:
-    """The settings that need no model: counts of 0 or more, --mean-over only with mode mean."""
-    if check < 0:
-        raise AttnscopeError("give_or_more", arg="check", value=check, k="0")
-    if batch_size < 1:
-        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
-    if mean_over is not None and mode != "mean":
-        raise AttnscopeError("causal_mean_over_mode", arg="mean_over", other="mode")
+    """The settings that need no model (``core.prompt.params.ABLATE_PARAMS``), and prompts to average over."""
+    check_ablate(mode, check, batch_size, mean_over=mean_over is not None)
     if mean_over is not None and not mean_over.texts:
         raise AttnscopeError("causal_mean_over_empty", arg="mean_over", name=mean_over.source)
 

@@ -29,6 +29,7 @@ import torch
 
 from attnscope.capture import anatomy, engine, memory, norm
 from attnscope.core.causal.stack import Row, Stack, cut, sweeps, unsupported
+from attnscope.core.prompt.params import FLOW_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.targets import Answer, resolve_metric
 from attnscope.core.prompt.tokens import check_length, encode_prompt, query_at
@@ -46,11 +47,6 @@ def layout_problem(model: Any) -> AttnscopeError | None:
     """Why the model's layers are not ``x_mid = x + attn(norm(x))``, ``x_out = x_mid + mlp(norm(x_mid))``
     (the layout the decomposition needs), or None when they are (``capture.anatomy``)."""
     return anatomy.of(model).flow_problem()
-
-
-def check_threshold(threshold: float) -> None:
-    if isinstance(threshold, bool) or not 0 < threshold < 1 or math.isnan(threshold):
-        raise AttnscopeError("flow_threshold", arg="threshold", value=threshold)
 
 
 @dataclass
@@ -395,13 +391,7 @@ def flow(
     """The information-flow routes to the prediction at ``pos``: every part above ``threshold``
     that the walk from there reaches, with each layer's completeness check; with ``verify_top``
     K, the K most important attention edges knocked out one at a time."""
-    check_threshold(threshold)
-    if by not in ("token", "word"):
-        raise AttnscopeError("use_choices", arg="by", value=repr(by), choices="token or word")
-    if isinstance(verify_top, bool) or verify_top < 0:
-        raise AttnscopeError("flow_verify", arg="verify", value=verify_top)
-    if batch_size < 1:
-        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
+    validate(FLOW_PARAMS, threshold=threshold, by=by, verify_top=verify_top, batch_size=batch_size)
     model = loaded.model
     why = layout_problem(model)
     if why is not None:
@@ -410,7 +400,7 @@ def flow(
         engine.prepare(model)
         why = unsupported(model)
         if why is not None:
-            raise AttnscopeError("flow_verify_model", arg="verify", message=why)
+            raise AttnscopeError("flow_verify_model", arg="verify_top", message=why)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
     at = query_at(enc, pos, "pos").index

@@ -11,6 +11,7 @@ does not print.
 from __future__ import annotations
 
 from attnscope.core.causal.stack import Row, Stack, cut, sweeps
+from attnscope.core.prompt.params import check_knockout
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
 from attnscope.core.prompt.targets import Answer, check_window, resolve_metric
 from attnscope.core.prompt.tokens import as_text, check_length, encode_prompt, find_span, pick_query
@@ -47,10 +48,7 @@ def knockout(
     n_layers = info.num_hidden_layers
     check_window(window, n_layers)
     sel = selection or Selection()
-    if window is not None and sel.layers is not None:
-        raise AttnscopeError("not_both", arg="layers", other="window")
-    if batch_size < 1:
-        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
+    check_knockout(batch_size, layers=sel.layers is not None, window=window is not None)
     metric = resolve_metric(loaded.tokenizer, answer)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))

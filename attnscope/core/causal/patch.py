@@ -16,11 +16,11 @@ not print.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import get_args
 
 import torch
 
 from attnscope.core.causal.stack import Row, Stack, set_head, sweeps
+from attnscope.core.prompt.params import PATCH_PARAMS, validate
 from attnscope.core.prompt.spec import Selection, one_of
 from attnscope.core.prompt.targets import Answer, check_lengths, resolve_metric
 from attnscope.core.prompt.tokens import check_length, encode
@@ -94,12 +94,10 @@ def patch(
     """Patch each head's output, K/V head or residual position (``sites``) of the selected
     layers from one run into the other; the metric of each patched run and its normalised
     recovery (patched - corrupt) / (clean - corrupt)."""
-    direction = one_of(direction, get_args(Direction), "direction")
+    validate(PATCH_PARAMS, direction=direction, batch_size=batch_size)
     wanted = [one_of(s, SITES, "site") for s in sites]
     if not wanted:
         raise AttnscopeError("sites_empty")
-    if batch_size < 1:
-        raise AttnscopeError("give_or_more", arg="batch_size", value=batch_size, k="1")
     info = loaded.info
     metric = resolve_metric(loaded.tokenizer, answer)
     enc_clean = encode(loaded.tokenizer, clean)

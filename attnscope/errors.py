@@ -100,6 +100,8 @@ CODES: dict[str, ExitCode] = {
             "reuse_no_cache",
             "stats_layers",
             "stats_hidden",
+            "hook_no_gradient",
+            "hook_missing",
         ),
         _M,
     ),

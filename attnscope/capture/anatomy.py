@@ -297,6 +297,10 @@ class Anatomy:
         own_dim = int(getattr(attn, "head_dim", 0) or 0)
         if self.n_heads and own_dim and layer.q.out_features != self.n_heads * own_dim:
             return "its q_proj also makes a gate for each head's output"
+        return self._rope_problem(attn, own_dim)
+
+    def _rope_problem(self, attn: torch.nn.Module, own_dim: int) -> str | None:
+        """Why the layer's RoPE is not the model's rotary_emb over every dim of a head, or None."""
         rope = getattr(self.config, "rope_parameters", None) or {}
         partial = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
         partial = partial if partial is not None else getattr(self.config, "partial_rotary_factor", 1.0)

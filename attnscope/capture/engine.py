@@ -18,9 +18,11 @@ capturing attention (and builds its ``capture.anatomy``), and :func:`load` is
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+import contextvars
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -43,39 +45,8 @@ _UNSUPPORTED_KWARGS = ("position_bias",)
 _EAGER_BLOCK = 1 << 24
 
 
-class _StopForward(Exception):
+class StopForward(Exception):
     """Raised inside the forward once every requested layer has been seen."""
-
-
-@dataclass
-class Request:
-    """What to keep from one forward pass.
-
-    ``positions`` is (batch, P): the query positions whose rows are wanted in each
-    sequence; None means the last query position of each call (one row per sequence),
-    which is the new token's row when a decode step runs against a KV cache. ``layers`` are the layers whose rows are computed. ``keep_qkv``,
-    ``keep_output`` and ``keep_mask`` name layers whose post-RoPE q/k, v, pre-o_proj
-    output or the mask the model passed in are kept as well. ``norms`` names layers whose
-    value-vector norms ``||f_h(x_j)||`` (``attnscope.capture.norm``) are computed, with the
-    completeness check at ``positions`` when that layer's rows cover every head.
-    """
-
-    positions: torch.Tensor | None
-    layers: frozenset[int]
-    keep_qkv: frozenset[int] = frozenset()
-    keep_output: frozenset[int] = frozenset()
-    keep_mask: frozenset[int] = frozenset()
-    norms: frozenset[int] = frozenset()  # layers whose ||f_h(x_j)|| (capture.norm) and completeness are kept
-    stop: bool = True
-    heads: frozenset[int] | None = (
-        None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
-    )
-    # Called with (layer, rows, norms or None) on the model's device as each layer is done, in
-    # place of keeping them: a reduction that needs one layer's rows at a time (``core.stats.driver``).
-    consume: Callable[[int, torch.Tensor, torch.Tensor | None], None] | None = None
-    # With ``consume``: hand it log-probabilities (-inf where a share is 0) instead of rows, so a
-    # reduction that needs both (entropy) takes no logarithm of its own.
-    log_rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,20 +60,73 @@ class Settings:
 
 
 @dataclass
+class Handed:
+    """What one layer's attention function was handed: the post-RoPE ``query`` (B, H, T, D), ``key``
+    and ``value`` (B, KV, T, D), the ``mask`` the model passed (None: plain causal) and the softmax
+    ``settings``. A tap (``Request.taps``) may replace ``query``, ``key`` and ``value`` in place of the
+    layer's own, before its output is computed."""
+
+    layer: int
+    query: torch.Tensor
+    key: torch.Tensor
+    value: torch.Tensor
+    mask: torch.Tensor | None
+    settings: Settings
+
+
+Tap = Callable[[Handed], None]
+
+
+@dataclass
+class Request:
+    """What the attention function does in one forward pass besides the layer's output.
+
+    ``positions`` is (batch, P): the query positions whose rows are wanted in each
+    sequence; None means the last query position of each call (one row per sequence),
+    which is the new token's row when a decode step runs against a KV cache. ``layers`` are the
+    layers whose rows are computed. ``norms`` names layers whose value-vector norms
+    ``||f_h(x_j)||`` (``attnscope.capture.norm``) are computed, with the completeness check at
+    ``positions`` when that layer's rows cover every head. ``taps[layer]`` is handed what that
+    layer's attention function received (:class:`Handed`), before its output is computed: the
+    hook points of ``capture.hooks`` read and edit q, k and v this way. With ``stop`` the forward
+    stops after the last layer any of these name.
+    """
+
+    positions: torch.Tensor | None
+    layers: frozenset[int]
+    norms: frozenset[int] = frozenset()
+    stop: bool = True
+    heads: frozenset[int] | None = (
+        None  # only these query heads' rows (rows[layer] is then (B, len(heads), P, T), heads sorted)
+    )
+    # Called with (layer, rows, norms or None) on the model's device as each layer is done, in
+    # place of keeping them: a reduction that needs one layer's rows at a time (``core.stats.driver``).
+    consume: Callable[[int, torch.Tensor, torch.Tensor | None], None] | None = None
+    # With ``consume``: hand it log-probabilities (-inf where a share is 0) instead of rows, so a
+    # reduction that needs both (entropy) takes no logarithm of its own.
+    log_rows: bool = False
+    taps: Mapping[int, Tap] = field(default_factory=dict)
+
+    @functools.cached_property
+    def wanted(self) -> frozenset[int]:
+        """Every layer this request does something at."""
+        return self.layers | self.norms | frozenset(self.taps)
+
+
+@dataclass
 class Captured:
     """What a forward pass left: rows[layer] is (batch, head, P, key_pos) fp32 on CPU."""
 
     rows: dict[int, torch.Tensor] = field(default_factory=dict)
-    qkv: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=dict)
-    output: dict[int, torch.Tensor] = field(default_factory=dict)
-    mask: dict[int, torch.Tensor | None] = field(default_factory=dict)
     norms: dict[int, torch.Tensor] = field(default_factory=dict)  # (batch, head, key_pos) fp32
-    settings: dict[int, Settings] = field(default_factory=dict)  # the keep_qkv layers' softmax settings
     completeness: dict[int, float] = field(default_factory=dict)  # max |difference| (capture.norm)
     seen: set[int] = field(default_factory=set)
 
 
-_active: tuple[Request, Captured] | None = None
+# The capture in progress in this context (thread, task): its request and what it has captured so far.
+_current: contextvars.ContextVar[tuple[Request, Captured] | None] = contextvars.ContextVar(
+    "attnscope_capture", default=None
+)
 
 
 def scores_to_rows(
@@ -251,6 +275,21 @@ def eager_output(
     return torch.cat(parts, dim=2).transpose(1, 2).contiguous()  # (B, Q, H, D)
 
 
+def _settings(module: torch.nn.Module, query: torch.Tensor, kwargs: dict[str, Any]) -> Settings:
+    for name in _UNSUPPORTED_KWARGS:
+        if kwargs.get(name) is not None:
+            raise AttnscopeError("capture_softmax", module=type(module).__name__, name=name)
+    scaling = float(kwargs.get("scaling") or query.shape[-1] ** -0.5)
+    return Settings(scaling, kwargs.get("sliding_window"), kwargs.get("softcap"), kwargs.get("s_aux"))
+
+
+def _layer_of(module: torch.nn.Module) -> int:
+    layer = getattr(module, "layer_idx", None)
+    if layer is None:
+        raise AttnscopeError("capture_no_layer_idx")
+    return int(layer)
+
+
 def _attention(
     module: torch.nn.Module,
     query: torch.Tensor,
@@ -259,53 +298,73 @@ def _attention(
     attention_mask: torch.Tensor | None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:
-    for name in _UNSUPPORTED_KWARGS:
-        if kwargs.get(name) is not None:
-            raise AttnscopeError("capture_softmax", module=type(module).__name__, name=name)
-    scaling = float(kwargs.get("scaling") or query.shape[-1] ** -0.5)
-    softcap = kwargs.get("softcap")
-    sinks = kwargs.get("s_aux")
-    if softcap is None and sinks is None:
+    settings = _settings(module, query, kwargs)
+    active = _current.get()
+    layer = -1
+    if active is not None:
+        layer = _layer_of(module)
+        tap = active[0].taps.get(layer)
+        if tap is not None:
+            handed = Handed(layer, query, key, value, attention_mask, settings)
+            tap(handed)
+            query, key, value = handed.query, handed.key, handed.value
+    if settings.softcap is None and settings.sinks is None:
         out, _ = sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
     else:  # sdpa has neither soft-capping nor sink logits: the model's eager formula, in query blocks
-        out = eager_output(module, query, key, value, attention_mask, scaling, softcap, sinks)
-    if _active is None:
-        return out, None
-    request, captured = _active
-    layer = getattr(module, "layer_idx", None)
-    if layer is None:
-        raise AttnscopeError("capture_no_layer_idx")
+        out = eager_output(
+            module, query, key, value, attention_mask, settings.scaling, settings.softcap, settings.sinks
+        )
+    if active is not None:
+        _capture(active, module, layer, query, key, value, attention_mask, out, settings)
+    return out, None
+
+
+def _capture(
+    active: tuple[Request, Captured],
+    module: torch.nn.Module,
+    layer: int,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None,
+    out: torch.Tensor,
+    settings: Settings,
+) -> None:
+    """The request's rows and norms of one layer's call; stops the forward after its last layer."""
+    request, captured = active
     captured.seen.add(layer)
     positions = request.positions
     if positions is None:  # the last query of this call: (B, 1)
         positions = torch.full((query.shape[0], 1), query.shape[2] - 1, dtype=torch.long)
     if layer in request.layers:
-        q_in, k_in, m_in, s_in = query, key, attention_mask, sinks
-        if request.heads is not None and len(request.heads) < query.shape[1]:  # all heads: nothing to copy
-            q_in, k_in, m_in = _select_heads(query, key, attention_mask, sorted(request.heads))
-            s_in = None if sinks is None else sinks[sorted(request.heads)]
-        log = request.log_rows and request.consume is not None
-        rows = attention_rows(
-            q_in, k_in, positions, scaling, m_in, kwargs.get("sliding_window"), softcap, s_in, log=log
-        )
+        rows = _rows(request, query, key, mask, positions, settings)
         captured.rows[layer] = rows if request.consume is not None else rows.cpu()
     if layer in request.norms:
         _norms(module, layer, value, out, positions, request, captured)
     if request.consume is not None and layer in request.layers:
         request.consume(layer, captured.rows.pop(layer), captured.norms.pop(layer, None))
-    if layer in request.keep_qkv:
-        captured.qkv[layer] = (query.detach().cpu(), key.detach().cpu(), value.detach().cpu())
-        captured.settings[layer] = Settings(
-            scaling, kwargs.get("sliding_window"), softcap, None if sinks is None else sinks.detach().cpu()
-        )
-    if layer in request.keep_output:
-        captured.output[layer] = out.detach().cpu()  # (B, T, H, D)
-    if layer in request.keep_mask:
-        captured.mask[layer] = None if attention_mask is None else attention_mask.detach().cpu()
-    wanted = request.layers | request.keep_qkv | request.keep_output | request.keep_mask | request.norms
+    wanted = request.wanted
     if request.stop and wanted and layer == max(wanted):
-        raise _StopForward
-    return out, None
+        raise StopForward
+
+
+def _rows(
+    request: Request,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    mask: torch.Tensor | None,
+    positions: torch.Tensor,
+    settings: Settings,
+) -> torch.Tensor:
+    """The request's rows of one layer (only its heads, where it names some)."""
+    q_in, k_in, m_in, s_in = query, key, mask, settings.sinks
+    if request.heads is not None and len(request.heads) < query.shape[1]:  # all heads: nothing to copy
+        q_in, k_in, m_in = _select_heads(query, key, mask, sorted(request.heads))
+        s_in = None if settings.sinks is None else settings.sinks[sorted(request.heads)]
+    log = request.log_rows and request.consume is not None
+    return attention_rows(
+        q_in, k_in, positions, settings.scaling, m_in, settings.sliding_window, settings.softcap, s_in, log=log
+    )
 
 
 def _norms(
@@ -373,15 +432,14 @@ def session(request: Request) -> Iterator[Captured]:
     """Capture ``request`` in every attention call made inside the block (the model must be
     :func:`prepare`d). With a KV cache each call sees the cached keys, so a decode step's
     rows span every key so far."""
-    global _active
-    if _active is not None:
+    if _current.get() is not None:
         raise RuntimeError("capture sessions do not nest")
     captured = Captured()
-    _active = (request, captured)
+    token = _current.set((request, captured))
     try:
         yield captured
     finally:
-        _active = None
+        _current.reset(token)
 
 
 def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -401,25 +459,43 @@ def run(
 
     input_ids, attention_mask: (batch, T). Layers after the last one requested do not run.
     """
+    decoder = anatomy.of(model).decoder
+    return forward(model, decoder, input_ids, attention_mask, request, "inference", **forward_kwargs)[1]
+
+
+def forward(
+    model: torch.nn.Module,
+    module: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    request: Request,
+    mode: Literal["inference", "no_grad", "grad"] = "inference",
+    **forward_kwargs: Any,
+) -> tuple[Any, Captured]:
+    """``module`` (the decoder, or the whole causal LM) called on ``input_ids`` with ``request``
+    active: its output (None where the request stopped the forward) and what was captured. ``mode``:
+    under ``inference_mode``, ``no_grad``, or with gradients (``capture.hooks``' kept gradients)."""
     prepare(model)
     device = next(model.parameters()).device
     _guard_memory(model, input_ids, attention_mask, request, str(device))
-    with session(request) as captured, torch.inference_mode():
+    grad: Any = {"inference": torch.inference_mode, "no_grad": torch.no_grad, "grad": torch.enable_grad}[mode]
+    out = None
+    with session(request) as captured, grad():
         try:
-            anatomy.of(model).decoder(
+            out = module(
                 input_ids=input_ids.to(device),
                 attention_mask=attention_mask.to(device),
                 position_ids=position_ids(attention_mask).to(device),
                 use_cache=False,
                 **forward_kwargs,
             )
-        except _StopForward:
+        except StopForward:
             pass
-    missing = sorted((request.layers | request.keep_qkv | request.keep_output) - captured.seen)
+    missing = sorted((request.layers | frozenset(request.taps)) - captured.seen)
     if missing:
         model_type = getattr(getattr(model, "config", None), "model_type", "?")
         raise AttnscopeError("capture_never_called", layers=", ".join(map(str, missing)), model_type=model_type)
-    return captured
+    return out, captured
 
 
 def _guard_memory(
@@ -435,7 +511,7 @@ def _guard_memory(
     hidden = int(getattr(config, "hidden_size", 0) or 0)
     batch, keys = input_ids.shape  # (B, T)
     queries = 1 if request.positions is None else int(request.positions.shape[1])  # (B, P)
-    kept_layers = len(request.keep_qkv | request.keep_output)
+    kept_layers = len(request.taps)
     kept, transient = memory.capture_bytes(
         layers=1 if request.consume is not None else len(request.layers),  # consumed rows live one layer at a time
         batch=batch,

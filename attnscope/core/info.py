@@ -33,6 +33,7 @@ from attnscope.model import (
     resolve,
     rope_bases,
 )
+from attnscope.model.config import head_dim as config_head_dim
 from attnscope.results.info import ATTN_IMPLEMENTATION, InfoResult, KVGroup
 
 
@@ -128,7 +129,7 @@ def _count_qwen2_like(text: Any, tied: bool) -> int | None:
     h, n_layers = int(text.hidden_size), int(text.num_hidden_layers)
     heads = int(text.num_attention_heads)
     kv = int(getattr(text, "num_key_value_heads", None) or heads)
-    d = int(getattr(text, "head_dim", None) or h // heads)
+    d = config_head_dim(text)
     inter, vocab = int(text.intermediate_size), int(text.vocab_size)
     qkv_bias = model_type == "qwen2" or bool(getattr(text, "attention_bias", False))
     o_bias = model_type != "qwen2" and bool(getattr(text, "attention_bias", False))

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import anatomy, engine, masking
+from attnscope.capture import anatomy, engine, hooks, masking
 from attnscope.core import maskgrid
 from attnscope.core.common import pad_batch, pad_id
 from attnscope.core.prompt.spec import ChatSpec, one_of
@@ -159,8 +159,8 @@ def mask(
     batch, n = ids.shape
     layout = _Layout.of(encs, am)
 
-    got = _capture(loaded, ids, am, layout)
-    model_allowed = {layer: _allowed(m, batch, n) for layer, m in sorted(got.mask.items())}  # layer -> (B, T, T)
+    got, masks = _capture(loaded, ids, am, layout)
+    model_allowed = {layer: _allowed(m, batch, n) for layer, m in sorted(masks.items())}  # layer -> (B, T, T)
     # The eager reference: a second forward, eager attention, stopped inside layer 0.
     eager_raw, eager_rows = eager_probe(model, ids, am)  # (B, 1, T, T), (B, H, T, T)
     eager_allowed = _allowed(eager_raw, batch, n)
@@ -178,7 +178,7 @@ def mask(
         max_size=max_size,
         model=loaded.info,
         chat=chat is not None,
-        mask_kinds=_mask_kinds(got.mask.values()),
+        mask_kinds=_mask_kinds(masks.values()),
         layers_checked=len(model_allowed),
         agrees_with_model=all(bool(s.agrees_with_model) for s in sequences),
         agrees_with_eager=all(bool(s.agrees_with_eager) for s in sequences),
@@ -228,16 +228,21 @@ class _Layout:
         return [b for b, p in enumerate(self.pads) if p]
 
 
-def _capture(loaded: Loaded, ids: torch.Tensor, am: torch.Tensor, layout: _Layout) -> engine.Captured:
-    """One capturing forward: every layer's mask, and rows at two positions per sequence
-    (``_LAST_REAL`` and ``_FIRST_PAD``)."""
+def _capture(
+    loaded: Loaded, ids: torch.Tensor, am: torch.Tensor, layout: _Layout
+) -> tuple[engine.Captured, dict[int, torch.Tensor | None]]:
+    """One capturing forward: rows at two positions per sequence (``_LAST_REAL`` and ``_FIRST_PAD``)
+    and every layer's mask."""
     positions = torch.tensor([[q, r] for q, r in zip(layout.last_real, layout.first_pad, strict=True)])  # (B, 2)
-    every = frozenset(range(loaded.info.num_hidden_layers))
-    got = engine.run(loaded.model, ids, am, engine.Request(positions=positions, layers=every, keep_mask=every))
+    every = range(loaded.info.num_hidden_layers)
+    names = [f"{point}.{layer}" for layer in every for point in ("rows", "mask")]
+    run = hooks.capture(anatomy.of(loaded.model), ids, am, names, positions=positions, cpu=True, stop=True)
+    got = run.captured
+    assert got is not None
     engine.check_finite(got.rows)
-    if set(got.mask) != set(every):
-        raise AttnscopeError("mask_layers", layers=sorted(got.mask))
-    return got
+    if set(run.masks) != set(every):
+        raise AttnscopeError("mask_layers", layers=sorted(run.masks))
+    return got, run.masks
 
 
 def _mask_kinds(masks: Iterable[torch.Tensor | None]) -> list[MaskKind]:

@@ -2,7 +2,7 @@
 
 ``reuse`` tokenizes PREFIX and SUFFIX separately and concatenates the ids (so the prefix's
 tokens are exactly the same in both runs; it reports whether tokenizing the joined text
-would differ). It captures K, V (``keep_qkv``) and the prefix positions' attention rows at
+would differ). It captures K, V (the ``k`` and ``v`` hook points) and the prefix positions' attention rows at
 every layer, for the prefix alone and inside prefix+suffix, and reports the max difference
 per layer. It runs the prefix with ``use_cache=True``, runs the suffix on a deep copy of that
 ``DynamicCache`` (the forward kwarg is ``cache=`` in transformers 5.24; ``past_key_values`` is
@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import anatomy, engine
+from attnscope.capture import anatomy, engine, hooks
 from attnscope.core.common import every_layer, tolerance
 from attnscope.core.prompt.params import REUSE_PARAMS, validate
 from attnscope.core.prompt.tokens import check_length, encode, readable, vocab_label
@@ -37,27 +37,25 @@ def _device(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def _capture_all(model: torch.nn.Module, ids: list[int], n_query: int, n_layers: int) -> engine.Captured:
-    """Rows of positions 0..n_query-1 and q/k/v at every layer."""
-    layers = frozenset(range(n_layers))
+def _capture_all(model: torch.nn.Module, ids: list[int], n_query: int, n_layers: int) -> hooks.Run:
+    """Rows of positions 0..n_query-1 and k/v at every layer (``rows.l``, ``k.l``, ``v.l``, on the CPU)."""
     input_ids = torch.tensor([ids])  # (1, T)
-    got = engine.run(
-        model,
-        input_ids,
-        torch.ones_like(input_ids),
-        engine.Request(positions=torch.arange(n_query)[None], layers=layers, keep_qkv=layers),
+    names = [f"{point}.{layer}" for layer in range(n_layers) for point in ("rows", "k", "v")]
+    run = hooks.capture(
+        anatomy.of(model), input_ids, torch.ones_like(input_ids), names, positions=torch.arange(n_query)[None], cpu=True
     )
-    engine.check_finite(got.rows)
-    return got
+    assert run.captured is not None
+    engine.check_finite(run.captured.rows)
+    return run
 
 
-def layer_diffs(prefix_run: engine.Captured, full_run: engine.Captured, n_prefix: int) -> list[LayerDiff]:
+def layer_diffs(prefix_run: hooks.Run, full_run: hooks.Run, n_prefix: int) -> list[LayerDiff]:
     out = []
-    for layer in sorted(prefix_run.qkv):
-        _, k_p, v_p = prefix_run.qkv[layer]  # (1, KV, P, D)
-        _, k_f, v_f = full_run.qkv[layer]  # (1, KV, T, D)
-        rows_p = prefix_run.rows[layer]  # (1, H, P, P)
-        rows_f = full_run.rows[layer]  # (1, H, P, T)
+    for layer in sorted(prefix_run.masks):
+        k_p, v_p = prefix_run[f"k.{layer}"], prefix_run[f"v.{layer}"]  # (1, KV, P, D)
+        k_f, v_f = full_run[f"k.{layer}"], full_run[f"v.{layer}"]  # (1, KV, T, D)
+        rows_p = prefix_run[f"rows.{layer}"]  # (1, H, P, P)
+        rows_f = full_run[f"rows.{layer}"]  # (1, H, P, T)
         future = rows_f[..., n_prefix:]
         out.append(
             LayerDiff(
@@ -113,14 +111,8 @@ def cache_check(
 def _layer0_qkv(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
     """Layer 0's post-RoPE q (1,H,T,D), k, v (1,KV,T,D) on the model's device, and its scaling."""
     input_ids = torch.tensor([ids])  # (1, T)
-    got = engine.run(
-        model,
-        input_ids,
-        torch.ones_like(input_ids),
-        engine.Request(positions=torch.zeros((1, 1), dtype=torch.long), layers=frozenset(), keep_qkv=frozenset({0})),
-    )
-    device = _device(model)
-    q, k, v = (t.to(device) for t in got.qkv[0])
+    run = hooks.capture(anatomy.of(model), input_ids, torch.ones_like(input_ids), ["q.0", "k.0", "v.0"], stop=True)
+    q, k, v = run["q.0"], run["k.0"], run["v.0"]
     body = anatomy.of(model)
     scaling = body.layers[0].scaling(q.shape[-1] ** -0.5) if body.layers else 1.0
     return q, k, v, scaling
@@ -225,7 +217,7 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> Reuse
     prefix_run = _capture_all(model, pre.ids, n_prefix, n_layers)
     full_run = _capture_all(model, ids, n_prefix, n_layers)
     per_layer = layer_diffs(prefix_run, full_run, n_prefix)
-    cache, max_diff_logits, cached, one_pass = cache_check(model, tokenizer, pre.ids, suffix_ids, prefix_run.qkv[0][1])
+    cache, max_diff_logits, cached, one_pass = cache_check(model, tokenizer, pre.ids, suffix_ids, prefix_run["k.0"])
     cost = comparisons(loaded, ids, repeat)
 
     dtype = next(model.parameters()).dtype
@@ -234,7 +226,7 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> Reuse
     max_v = max(d.max_diff_v for d in per_layer)
     max_rows = max(d.max_diff_rows for d in per_layer)
     # K/V grow with depth (hundreds in late layers), so their bar scales with their size.
-    kv_scale = max(1.0, max(float(full_run.qkv[layer][1].abs().max()) for layer in full_run.qkv))
+    kv_scale = max(1.0, max(float(full_run[f"k.{layer}"].abs().max()) for layer in full_run.masks))
     kv_ok = (
         max_k <= tol * kv_scale
         and max_v <= tol * kv_scale

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import anatomy, engine
+from attnscope.capture import anatomy, engine, hooks
 from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.prompt.spec import one
 from attnscope.core.prompt.tokens import check_length, encode
@@ -86,43 +86,29 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 
 def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[int]) -> Projections:
     """Run one forward up to ``layer`` and return its q/k/v before and after RoPE (see Projections)."""
-    attn = attention_module(model, layer)
-    seen: dict[str, Any] = {}
-
-    def grab(module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        seen["x"] = kwargs.get("hidden_states", args[0] if args else None)
-        seen["pe"] = kwargs.get("position_embeddings")
-
-    handle = attn.register_forward_pre_hook(grab, with_kwargs=True)
-    try:
-        input_ids = torch.tensor([ids])  # (1, T)
-        got = engine.run(
-            model,
-            input_ids,
-            torch.ones_like(input_ids),
-            engine.Request(
-                positions=torch.tensor([positions]),
-                layers=frozenset({layer}),
-                keep_qkv=frozenset({layer}),
-                keep_output=frozenset({layer}),
-                keep_mask=frozenset({layer}),
-            ),
-        )
-    finally:
-        handle.remove()
-    if seen.get("x") is None or seen.get("pe") is None:
+    attention_module(model, layer)  # refused where q and k are not RoPE(q_proj(x)), RoPE(k_proj(x))
+    parts = anatomy.of(model).layers[layer]
+    input_ids = torch.tensor([ids])  # (1, T)
+    names = [f"{point}.{layer}" for point in ("attn_in", "rows", "q", "k", "v", "z")]
+    run = hooks.capture(
+        anatomy.of(model), input_ids, torch.ones_like(input_ids), names, positions=torch.tensor([positions]), stop=True
+    )
+    x = run.values.get(f"attn_in.{layer}")  # (1, T, hidden)
+    pe = run.calls.get(f"attn_in.{layer}", {}).get("position_embeddings")
+    if x is None or pe is None:
         raise AttnscopeError("rope_inputs")
-    engine.check_finite(got.rows)
-    x = seen["x"]  # (1, T, hidden)
+    assert run.captured is not None
+    engine.check_finite(run.captured.rows)
     n_tok = x.shape[1]
-    head_dim = got.qkv[layer][0].shape[-1]
+    q, k, v = (run[f"{point}.{layer}"].cpu() for point in ("q", "k", "v"))  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
+    head_dim = q.shape[-1]
     with torch.inference_mode():
         # (1, T, n*D) -> (1, T, n, D) -> (1, n, T, D) -> (n, T, D)
-        q_pre = attn.q_proj(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
-        k_pre = attn.k_proj(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
-        v_pre = attn.v_proj(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
-    cos, sin = seen["pe"]  # each (1, T, D)
-    q, k, v = got.qkv[layer]  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
+        q_pre = parts.proj("q")(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
+        k_pre = parts.proj("k")(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
+        v_pre = parts.proj("v")(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
+    cos, sin = pe  # each (1, T, D)
+    mask = run.masks.get(layer)
     return Projections(
         x=x[0].detach().float().cpu(),
         q_pre=q_pre.float().cpu(),
@@ -133,10 +119,10 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
         q=q[0].float(),
         k=k[0].float(),
         v=v[0].float(),
-        rows=got.rows[layer][0],  # (H, P, T)
-        output=got.output[layer][0].float(),  # (T, H, D)
-        mask=got.mask.get(layer),
-        scaling=anatomy.of(model).layers[layer].scaling(head_dim**-0.5),
+        rows=run[f"rows.{layer}"][0],  # (H, P, T)
+        output=run[f"z.{layer}"][0].float().cpu(),  # (T, H, D)
+        mask=None if mask is None else mask.cpu(),
+        scaling=parts.scaling(head_dim**-0.5),
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import anatomy, engine
+from attnscope.capture import anatomy, engine, hooks
 from attnscope.core.common import tolerance
 from attnscope.core.prompt.params import TRACE_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec
@@ -55,30 +55,19 @@ def stack(model: torch.nn.Module, ids: list[int]) -> tuple[torch.Tensor, float]:
     """(L+1, T, hidden) raw residual stream: embedding, then each layer's output, all unnormed;
     plus max |hidden_states[-1] - final_norm(raw last layer output)|."""
     body = anatomy.of(model)
-    decoder = body.decoder
-    layers = [layer.block for layer in body.layers]
-    if not layers:
+    if not body.layers:
         raise AttnscopeError("no_decoder_layers", model=type(model).__name__)
-    raw: dict[str, torch.Tensor] = {}
-
-    def grab(module: torch.nn.Module, args: tuple[Any, ...], output: Any) -> None:
-        raw["last"] = output[0] if isinstance(output, tuple) else output
-
-    device = next(model.parameters()).device
-    input_ids = torch.tensor([ids], device=device)  # (1, T)
-    handle = layers[-1].register_forward_hook(grab)
-    try:
-        with torch.inference_mode():
-            out = decoder(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), output_hidden_states=True)
-    finally:
-        handle.remove()
-    hidden = out.hidden_states
-    if hidden is None or len(hidden) != len(layers) + 1 or "last" not in raw:
+    input_ids = torch.tensor([ids])  # (1, T)
+    with hooks.Run(body) as run:
+        run.read("resid_pre.0", "resid_post.*")
+        out = run.forward(input_ids, torch.ones_like(input_ids))
+    names = ["resid_pre.0", *(f"resid_post.{layer}" for layer in range(body.n_layers))]
+    if out is None or any(name not in run.values for name in names):
         raise AttnscopeError("hidden_states")
+    last = run[names[-1]]  # (1, T, hidden): the last layer's raw output
     with torch.inference_mode():
-        normed_diff = float((hidden[-1] - body.norm_module()(raw["last"])).abs().max())
-    rows = list(hidden[:-1]) + [raw["last"]]
-    return torch.stack([h[0] for h in rows]).float().cpu(), normed_diff  # (L+1, T, hidden)
+        normed_diff = float((out.last_hidden_state - body.norm_module()(last)).abs().max())
+    return torch.stack([run[name][0] for name in names]).float().cpu(), normed_diff  # (L+1, T, hidden)
 
 
 def check_finite(model: torch.nn.Module, ids: list[int], hidden: torch.Tensor) -> None:

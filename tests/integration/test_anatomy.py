@@ -59,12 +59,17 @@ def test_kinds_and_windows_are_what_the_layers_hand_their_attention(family: tupl
     assert body.kinds == layer_kinds(config.to_dict())
     attention = [layer.index for layer in body.layers if layer.kind != "linear"]
     every = frozenset(range(body.n_layers))
-    request = engine.Request(positions=None, layers=frozenset(), keep_qkv=every, stop=False)
+    settings: dict[int, engine.Settings] = {}
+
+    def keep(handed: engine.Handed) -> None:
+        settings[handed.layer] = handed.settings
+
+    request = engine.Request(positions=None, layers=frozenset(), stop=False, taps=dict.fromkeys(every, keep))
     with engine.session(request) as got, torch.inference_mode():
         model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
-    assert sorted(got.seen) == attention  # linear layers never call the attention function
+    assert sorted(got.seen) == attention == sorted(settings)  # linear layers never call the attention function
     for index in attention:
-        given = got.settings[index].sliding_window
+        given = settings[index].sliding_window
         layer = body.layers[index]
         assert layer.window == given, (model_type, index)
         assert (layer.kind == "sliding") == (given is not None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnscope.capture import engine, norm
+from attnscope.capture import anatomy, engine, hooks, norm
 
 from support import SEED, tiny
 
@@ -77,16 +77,15 @@ def test_completeness_fails_when_the_head_columns_are_wrong(loaded):
             positions=torch.tensor([[ids.shape[1] - 1]]),
             layers=frozenset({0}),
             norms=frozenset({0}),
-            keep_qkv=frozenset({0}),
-            keep_output=frozenset({0}),
         ),
     )
-    _, _, v = got.qkv[0]
+    kept = hooks.capture(anatomy.of(model), ids, torch.ones_like(ids), ["v.0", "z.0"], cpu=True)
+    v, output = kept["v.0"], kept["z.0"]  # (1, KV, T, D), (1, T, H, D)
     rows = got.rows[0]
     o_proj = model.model.layers[0].self_attn.o_proj
-    good = norm.completeness(rows, v, got.output[0], torch.tensor([[ids.shape[1] - 1]]), o_proj)
+    good = norm.completeness(rows, v, output, torch.tensor([[ids.shape[1] - 1]]), o_proj)
     assert good <= 1e-5
     assert abs(good - got.completeness[0]) < 1e-6
     swapped = rows[:, [2, 1, 0, 3]]  # heads 0 and 2 read different KV heads (4 heads, 2 KV heads)
-    bad = norm.completeness(swapped, v, got.output[0], torch.tensor([[ids.shape[1] - 1]]), o_proj)
+    bad = norm.completeness(swapped, v, output, torch.tensor([[ids.shape[1] - 1]]), o_proj)
     assert bad > 1e-3

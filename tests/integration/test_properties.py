@@ -20,7 +20,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine, hooks
 from attnscope.core.prompt.tokens import encode
 from attnscope.core.weights.single import query_rows
 from attnscope.model import Loaded
@@ -88,7 +88,10 @@ def test_captured_rows_equal_eager_and_keep_the_invariants(
         ]
     )  # (B, P)
     wanted = frozenset(data.draw(st.sets(st.integers(0, layers - 1), min_size=1), label="layers"))
-    got = engine.run(model, ids, mask, engine.Request(positions=positions, layers=wanted, keep_mask=frozenset({0})))
+    names = [f"rows.{layer}" for layer in sorted(wanted)]
+    run = hooks.capture(anatomy.of(model), ids, mask, [*names, "mask.0"], positions=positions, cpu=True, stop=True)
+    got = run.captured
+    assert got is not None
     ref = eager_attentions(model, ids, mask)
     real_key = mask.bool()  # (B, T)
     for layer in wanted:
@@ -105,7 +108,7 @@ def test_captured_rows_equal_eager_and_keep_the_invariants(
         pad_col = ~real_key[:, None, None, :]  # (B, 1, 1, T)
         assert float(torch.where(pad_col, rows, 0.0).abs().max()) == 0.0
         assert torch.isfinite(rows).all()
-    _mask_agrees(got.mask[0], mask)
+    _mask_agrees(run.masks[0], mask)
 
 
 def _mask_agrees(mask4d: torch.Tensor | None, mask2d: torch.Tensor) -> None:
@@ -164,15 +167,17 @@ def test_rows_are_fp32_from_a_bf16_model(loaded: Any) -> None:
     engine.prepare(model)
     ids = torch.tensor([loaded.tokenizer("민수는 사과를 샀다. 그는 그것을 먹었다.")["input_ids"]])  # (1, T)
     T = ids.shape[1]
-    got = engine.run(
-        model,
+    run = hooks.capture(
+        anatomy.of(model),
         ids,
         torch.ones_like(ids),
-        engine.Request(positions=torch.arange(T)[None], layers=frozenset({1}), keep_qkv=frozenset({1})),
+        ["rows.1", "q.1", "k.1"],
+        positions=torch.arange(T)[None],
+        cpu=True,
     )
-    rows = got.rows[1]  # (1, H, T, T)
+    rows = run["rows.1"]  # (1, H, T, T)
     assert rows.dtype == torch.float32
-    q, k, _ = got.qkv[1]  # (1, H, T, D), (1, KV, T, D), bf16
+    q, k = run["q.1"], run["k.1"]  # (1, H, T, D), (1, KV, T, D), bf16
     assert q.dtype == torch.bfloat16
     k_per_head = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)  # (1, H, T, D)
     scores = (q.double() @ k_per_head.double().transpose(-1, -2)) * q.shape[-1] ** -0.5  # (1, H, T, T)

@@ -15,7 +15,8 @@ from typing import get_args
 
 import torch
 
-from attnscope.core.causal.stack import Row, Stack, frozen, hooks, measure, set_head, sweeps
+from attnscope.capture import hooks
+from attnscope.core.causal.stack import Row, Stack, frozen, measure, set_head, sweeps
 from attnscope.core.prompt.params import check_ablate
 from attnscope.core.prompt.spec import ChatSpec, Indices, Prompts, Selection, Text, one_of
 from attnscope.core.prompt.targets import Answer, check_mean, resolve_metric
@@ -85,15 +86,8 @@ def estimated_effects(
 ) -> list[list[float]]:
     """First-order estimates from one forward and one backward (attribution patching): for each
     head, the gradient of the metric at o_proj's input dotted with the change the ablation makes."""
-    kept: list[torch.Tensor] = []
-
-    def keep(x: torch.Tensor) -> torch.Tensor:
-        x.retain_grad()
-        kept.append(x)
-        return x
-
-    edits = [(layer.proj("o"), "input", keep) for layer in stack.anatomy.layers]
-    with torch.enable_grad(), frozen(stack.model), hooks(edits):
+    with torch.enable_grad(), frozen(stack.model), hooks.Run(stack.anatomy) as run:
+        run.grad("z.*")  # o_proj's input per head, kept in the graph
         hidden = stack.residual[0].detach().clone().requires_grad_(True)
         for index in range(stack.n_layers):
             hidden = stack.layer(index, hidden, None)
@@ -102,10 +96,8 @@ def estimated_effects(
     where = list(range(stack.length)) if positions is None else list(positions)
     out: list[list[float]] = []
     for layer in layers:
-        grad = kept[layer].grad
-        assert grad is not None
-        g = stack.heads_view(grad)[0]  # (T, H, D)
-        now = stack.heads_view(kept[layer].detach())[0]  # (T, H, D)
+        g = run.gradient(f"z.{layer}")[0]  # (T, H, D)
+        now = run[f"z.{layer}"][0]  # (T, H, D)
         new = torch.zeros_like(now) if means is None else means[layer].view(1, -1, stack.head_dim).expand_as(now)
         delta = (g * (new - now))[where].sum(dim=(0, 2))  # (H,)
         out.append([float(delta[h]) for h in heads])

@@ -1,9 +1,9 @@
 """The ``flow`` computation: information-flow routes to a prediction (Ferrando & Voita 2024).
 
 One forward keeps, for every layer, what the decomposition needs and nothing of size T x T:
-the layer's input ``x`` (T, hidden), the attention block's output and the MLP's output (forward
-hooks on the model's own modules), and the post-RoPE q, k and the v that the attention function
-received (``capture.engine``'s ``keep_qkv``), with the layer's softmax settings and mask. The
+the layer's input ``x`` (T, hidden), the attention block's output and the MLP's output, and the
+post-RoPE q, k and the v that the attention function received, with the layer's softmax settings
+and mask (the hook points ``resid_pre``, ``attn_out``, ``mlp_out``, ``q``, ``k``, ``v`` of ``capture.hooks``). The
 attention rows of any query positions are then recomputed exactly by
 ``capture.engine.attention_rows``, and the value vectors through o_proj,
 ``f_h(x_j) = v_j^(h // groups) W_O^h`` (GQA as in ``capture.norm``), from the kept v.
@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import anatomy, engine, memory, norm
+from attnscope.capture import anatomy, engine, hooks, memory, norm
 from attnscope.core.causal.stack import Row, Stack, cut, sweeps, unsupported
 from attnscope.core.prompt.params import FLOW_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec
@@ -56,7 +56,9 @@ class Kept:
     x: list[torch.Tensor]  # x[l]: the input of layer l, (T, hidden); x[L] the last layer's output
     attn: list[torch.Tensor]  # the attention block's output, (T, hidden)
     mlp: list[torch.Tensor]  # the MLP block's output, (T, hidden)
-    captured: engine.Captured  # q, k, v, mask and softmax settings of every layer
+    qkv: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # post-RoPE q (1, H, T, D), k and v (1, KV, T, D)
+    settings: dict[int, engine.Settings]  # each layer's softmax settings
+    masks: dict[int, torch.Tensor | None]  # the mask each layer handed its attention
 
 
 def kept_bytes(
@@ -94,42 +96,23 @@ def guard(loaded: Loaded, tokens: int, chunk: int, heads: bool) -> None:
 
 
 def forward(model: Any, ids: Sequence[int]) -> Kept:
-    """One forward over ``ids`` with every layer's input, block outputs and q/k/v kept."""
-    engine.prepare(model)
+    """One forward over ``ids`` with every layer's input, block outputs and q/k/v kept (``capture.hooks``)."""
     body = anatomy.of(model)
-    layers = [layer.block for layer in body.layers]
-    xs: list[torch.Tensor] = []
-    attn: list[torch.Tensor] = []
-    mlp: list[torch.Tensor] = []
+    n = body.n_layers
+    names = [f"{point}.*" for point in ("resid_pre", "attn_out", "mlp_out", "q", "k", "v")]
+    input_ids = torch.tensor([list(ids)])  # (1, T)
+    run = hooks.capture(body, input_ids, torch.ones_like(input_ids), [*names, f"resid_post.{n - 1}"], cpu=True)
 
-    def first(out: Any) -> torch.Tensor:
-        value: torch.Tensor = out[0] if isinstance(out, tuple) else out
-        return value[0].detach().cpu()
+    def every(point: str) -> list[torch.Tensor]:
+        return [run[f"{point}.{layer}"][0] for layer in range(n) if f"{point}.{layer}" in run.values]
 
-    handles = []
-    for layer in body.layers:
-        assert layer.attn is not None and layer.mlp is not None  # layout_problem refused it otherwise
-        handles += [
-            layer.block.register_forward_pre_hook(
-                lambda _m, args, kwargs: xs.append(first(args[0] if args else kwargs["hidden_states"])),
-                with_kwargs=True,
-            ),
-            layer.attn.register_forward_hook(lambda _m, _a, out: attn.append(first(out))),
-            layer.mlp.register_forward_hook(lambda _m, _a, out: mlp.append(first(out))),
-        ]
-    handles.append(layers[-1].register_forward_hook(lambda _m, _a, out: xs.append(first(out))))
-    every = frozenset(range(len(layers)))
-    request = engine.Request(
-        positions=torch.tensor([[len(ids) - 1]]), layers=frozenset(), keep_qkv=every, keep_mask=every, stop=False
-    )
-    try:
-        captured = engine.run(model, torch.tensor([list(ids)]), torch.ones(1, len(ids), dtype=torch.long), request)
-    finally:
-        for handle in handles:
-            handle.remove()
-    if not (len(xs) == len(layers) + 1 and len(attn) == len(mlp) == len(layers)):
+    xs, attn, mlp = every("resid_pre"), every("attn_out"), every("mlp_out")
+    if not (len(xs) == len(attn) == len(mlp) == n and f"resid_post.{n - 1}" in run.values):
         raise AttnscopeError("flow_split")
-    return Kept(x=xs, attn=attn, mlp=mlp, captured=captured)
+    qkv = [(run[f"q.{layer}"], run[f"k.{layer}"], run[f"v.{layer}"]) for layer in range(n)]
+    return Kept(
+        x=[*xs, run[f"resid_post.{n - 1}"][0]], attn=attn, mlp=mlp, qkv=qkv, settings=run.settings, masks=run.masks
+    )
 
 
 @dataclass
@@ -153,6 +136,49 @@ def _blocks(n: int, size: int) -> list[range]:
     return [range(a, min(n, a + size)) for a in range(0, n, size)]
 
 
+@dataclass(frozen=True)
+class _Sources:
+    """One layer's fixed inputs of the source parts: the kept v (1, KV, T, D), o_proj's columns
+    per head ``w`` (H, hidden, D), the KV head each query head reads, and the source groups."""
+
+    v: torch.Tensor
+    w: torch.Tensor
+    kv_of: torch.Tensor
+    groups: Sequence[Sequence[int]]
+    owner: dict[int, int]
+    heads: bool
+
+    def parts(
+        self, rows: torch.Tensor, y: torch.Tensor, y_norm: torch.Tensor, gs: list[int]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The parts of the groups ``gs`` for the sums ``y`` (P, hidden), with rows (1, H, P, T): their
+        sum over the groups (P, hidden) and their importances (P, len(gs)[, H])."""
+        tokens = [j for g in gs for j in self.groups[g]]
+        place = {g: n for n, g in enumerate(gs)}
+        local = torch.tensor([place[self.owner[j]] for j in tokens]) if len(tokens) > len(gs) else None
+        values = self.v[0][self.kv_of][:, tokens].float()  # (H, J, D): the KV head each query head reads
+        f = torch.einsum("hjd,hod->jho", values, self.w)  # (J, H, hidden): f_h(x_j)
+        alpha = rows[0][:, :, tokens]  # (H, P, J)
+        if self.heads:
+            z = alpha.permute(1, 2, 0)[..., None] * f[None]  # (P, J, H, hidden)
+        else:
+            z = torch.einsum("hpj,jho->pjo", alpha, f)  # (P, J, hidden)
+        if local is not None:  # a word's tokens summed into one part
+            z = torch.zeros(y.shape[0], len(gs), *z.shape[2:]).index_add_(1, local, z)
+        extra = [1] if self.heads else []
+        gap = (y.view(y.shape[0], 1, *extra, y.shape[-1]) - z).abs().sum(-1)
+        return z.sum(dim=tuple(range(1, z.dim() - 1))), _proximity(y_norm.view(-1, 1, *extra), gap)
+
+
+def _block_sizes(chunk: int | None, per_part: int, n_pos: int, n_groups: int) -> tuple[int, int]:
+    """Query positions and source groups per block, so that a block holds about ``chunk`` floats."""
+    if chunk is None:
+        return n_pos, n_groups
+    pairs = max(1, chunk // per_part)
+    q_size = min(n_pos, max(1, math.isqrt(pairs)))
+    return q_size, max(1, pairs // q_size)
+
+
 def attention_parts(
     kept: Kept,
     model: Any,
@@ -167,27 +193,21 @@ def attention_parts(
 
     ``chunk``: the floats of one block of parts; None computes each sum's parts in one block.
     """
-    q, k, v = kept.captured.qkv[layer]  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
-    settings = kept.captured.settings[layer]
-    mask = kept.captured.mask.get(layer)
+    q, k, v = kept.qkv[layer]  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
+    settings = kept.settings[layer]
+    mask = kept.masks.get(layer)
     n_heads, head_dim, n_kv = q.shape[1], v.shape[-1], v.shape[1]
     o_proj, _ = anatomy.head_writer(anatomy.of(model).layers[layer].attn, head_dim, "flow")
     weight = o_proj.weight.detach().float().cpu()
     bias = None if o_proj.bias is None else o_proj.bias.detach().float().cpu()
     w = norm.head_columns(weight, n_heads)  # (H, hidden, D)
-    hidden = w.shape[1]
-    kv_of = torch.arange(n_heads) // (n_heads // n_kv)
-    per_part = (n_heads if heads else 1) * hidden
+    owner = {j: g for g, members in enumerate(groups) for j in members}
+    sources = _Sources(v, w, torch.arange(n_heads) // (n_heads // n_kv), groups, owner, heads)
     n_groups = len(groups)
     pos = list(positions)
-    if chunk is None:
-        q_size, g_size = len(pos), n_groups
-    else:
-        pairs = max(1, chunk // per_part)
-        q_size = min(len(pos), max(1, math.isqrt(pairs)))
-        g_size = max(1, pairs // q_size)
-    owner = {j: g for g, members in enumerate(groups) for j in members}
+    q_size, g_size = _block_sizes(chunk, (n_heads if heads else 1) * w.shape[1], len(pos), n_groups)
     first_token = [min(members) for members in groups]
+    head_axis = [n_heads] if heads else []
     out_res, out_src, out_bias = [], [], []
     error = scale = 0.0
     for block in _blocks(len(pos), q_size):
@@ -200,26 +220,12 @@ def attention_parts(
         y_norm = y.abs().sum(-1)  # (P,)
         res = _proximity(y_norm, (y - x).abs().sum(-1))
         summed = torch.zeros_like(y)
-        src = torch.zeros(len(at), n_groups, *([n_heads] if heads else []))
-        reach = max(at)
-        wanted = [g for g in range(n_groups) if first_token[g] <= reach]
+        src = torch.zeros(len(at), n_groups, *head_axis)
+        wanted = [g for g in range(n_groups) if first_token[g] <= max(at)]
         for g_block in _blocks(len(wanted), g_size):
             gs = [wanted[i] for i in g_block]
-            tokens = [j for g in gs for j in groups[g]]
-            place = {g: n for n, g in enumerate(gs)}
-            local = torch.tensor([place[owner[j]] for j in tokens]) if len(tokens) > len(gs) else None
-            values = v[0][kv_of][:, tokens].float()  # (H, J, D): the KV head each query head reads
-            f = torch.einsum("hjd,hod->jho", values, w)  # (J, H, hidden): f_h(x_j)
-            alpha = rows[0][:, :, tokens]  # (H, P, J)
-            if heads:
-                z = alpha.permute(1, 2, 0)[..., None] * f[None]  # (P, J, H, hidden)
-            else:
-                z = torch.einsum("hpj,jho->pjo", alpha, f)  # (P, J, hidden)
-            if local is not None:  # a word's tokens summed into one part
-                z = torch.zeros(len(at), len(gs), *z.shape[2:]).index_add_(1, local, z)
-            summed += z.sum(dim=tuple(range(1, z.dim() - 1)))
-            gap = (y.view(len(at), 1, *([1] if heads else []), hidden) - z).abs().sum(-1)
-            src[:, gs] = _proximity(y_norm.view(-1, 1, *([1] if heads else [])), gap)
+            part_sum, src[:, gs] = sources.parts(rows, y, y_norm, gs)
+            summed += part_sum
         b = None if bias is None else _proximity(y_norm, (y - bias).abs().sum(-1))
         model_sum = x + kept.attn[layer][at].float()
         ours = x + summed + (0.0 if bias is None else bias)

@@ -24,12 +24,13 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import anatomy, engine
+from attnscope.capture import anatomy, engine, hooks
 from attnscope.errors import AttnscopeError
 from attnscope.results.common import Metric
 
-Edit = Callable[[torch.Tensor], torch.Tensor]
-Hook = tuple[torch.nn.Module, str, Edit]  # (module, "input" | "output", edit of its first input or its output)
+RowEdit = Callable[[torch.Tensor], None]  # an in-place edit of one batch row's (T, n, D) view
+# A site of a row's edit -> its hook point (capture.hooks): o_proj's input per head, k_proj's or v_proj's output per KV head.
+_POINTS = {"o": "z", "k": "k_proj", "v": "v_proj"}
 
 
 def measure(logits: torch.Tensor, metric: Metric) -> torch.Tensor:
@@ -40,22 +41,6 @@ def measure(logits: torch.Tensor, metric: Metric) -> torch.Tensor:
     return logits[:, metric.target_id] - logits[:, metric.foil_id]
 
 
-@contextlib.contextmanager
-def hooks(edits: Sequence[Hook]) -> Iterator[None]:
-    """Apply each (module, "input"|"output", edit) for the duration of the block."""
-    handles = []
-    try:
-        for module, where, fn in edits:
-            if where == "input":
-                handles.append(module.register_forward_pre_hook(lambda _m, args, fn=fn: (fn(args[0]), *args[1:])))
-            else:
-                handles.append(module.register_forward_hook(lambda _m, _a, out, fn=fn: fn(out)))
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
 @dataclass
 class Row:
     """One intervention of a sweep: it joins the batch at layer ``start`` with ``hidden`` (T, hidden),
@@ -63,7 +48,7 @@ class Row:
 
     start: int
     hidden: torch.Tensor
-    edits: dict[int, list[tuple[str, Callable[[torch.Tensor], None]]]] = field(default_factory=dict)
+    edits: dict[int, list[tuple[str, RowEdit]]] = field(default_factory=dict)
     cuts: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> (1|H, T, T) bool: edges to forbid
 
 
@@ -117,35 +102,16 @@ class Stack:
         replayed with exactly these arguments, so the replay is the model's forward whatever the
         family does around its layers (Gemma's embedding scale, Granite's multipliers, per-layer
         rotary bases)."""
-        keep: list[Hook] = []
-        for layer in self.anatomy.layers:
-            keep += [
-                (layer.proj("o"), "input", _keeper(self.o_input)),
-                (layer.proj("k"), "output", _keeper(self.k_out)),
-                (layer.proj("v"), "output", _keeper(self.v_out)),
-            ]
-
-        def called(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            hidden = args[0] if args else kwargs["hidden_states"]
-            self.residual.append(hidden.detach())
-            self.calls.append({k: v for k, v in kwargs.items() if k != "hidden_states"})
-
-        def last(_module: Any, _args: Any, out: Any) -> None:
-            self.residual.append((out[0] if isinstance(out, tuple) else out).detach())
-
-        handles = [layer.register_forward_pre_hook(called, with_kwargs=True) for layer in self.layers]
-        handles.append(self.layers[-1].register_forward_hook(last))
-        request = engine.Request(
-            positions=torch.tensor([[self.length - 1]]),
-            layers=frozenset(range(self.n_layers)) if rows else frozenset(),
-            stop=False,
-        )
-        try:
-            with hooks(keep), engine.session(request) as got:
-                out = self.model(input_ids=self.ids, attention_mask=torch.ones_like(self.ids), use_cache=False)
-        finally:
-            for handle in handles:
-                handle.remove()
+        n, last = self.n_layers, self.n_layers - 1
+        with hooks.Run(self.anatomy, positions=torch.tensor([[self.length - 1]])) as run:
+            run.read("resid_pre.*", f"resid_post.{last}", "z.*", "k_proj.*", "v_proj.*", *(["rows.*"] if rows else []))
+            out = run.forward(self.ids, torch.ones_like(self.ids), inference=False, full=True)
+        self.residual = [run[f"resid_pre.{layer}"] for layer in range(n)] + [run[f"resid_post.{last}"]]
+        self.calls = [run.calls[f"resid_pre.{layer}"] for layer in range(n)]
+        # (1, T, n, D) -> (1, T, n * D): views of what o_proj read and k_proj/v_proj wrote
+        self.o_input = [run[f"z.{layer}"].flatten(2) for layer in range(n)]
+        self.k_out = [run[f"k_proj.{layer}"].flatten(2) for layer in range(n)]
+        self.v_out = [run[f"v_proj.{layer}"].flatten(2) for layer in range(n)]
         self.masks = [call.get("attention_mask") for call in self.calls]
         own = out.logits[:, -1].float()
         mine = self.logits(self.residual[-1])
@@ -153,8 +119,9 @@ class Stack:
         if gap > 1e-4 * max(1.0, float(own.abs().max())):
             raise AttnscopeError("causal_logits", what=what, model_type=self.anatomy.model_type, gap=f"{gap:.2g}")
         if rows:
-            engine.check_finite(got.rows)
-            self.rows = [got.rows[layer][0, :, 0].float() for layer in range(self.n_layers)]  # (H, T)
+            assert run.captured is not None
+            engine.check_finite(run.captured.rows)
+            self.rows = [run[f"rows.{layer}"][0, :, 0].float() for layer in range(n)]  # (H, T)
 
     def layer(self, index: int, hidden: torch.Tensor, mask: Any) -> torch.Tensor:
         """Layer ``index`` on ``hidden`` (B, T, hidden), called as the model called it, with ``mask``
@@ -201,7 +168,8 @@ class Stack:
                 masked = [b for b, r in enumerate(ordered[:n]) if index in r.cuts]
                 mask = self._mask_for(index, ordered[:n], masked) if masked else None
                 if site_edits:
-                    with hooks(self._row_hooks(index, site_edits)):
+                    with hooks.Run(self.anatomy) as run:
+                        self._row_edits(run, index, site_edits)
                         hidden = self.layer(index, hidden, mask)
                 else:
                     hidden = self.layer(index, hidden, mask)
@@ -212,23 +180,18 @@ class Stack:
             out[i] = float(values[b])
         return out
 
-    def _row_hooks(self, index: int, edits: list[tuple[int, tuple[str, Callable[[torch.Tensor], None]]]]) -> list[Hook]:
-        layer = self.anatomy.layers[index]
-        modules = {"o": (layer.proj("o"), "input"), "k": (layer.proj("k"), "output"), "v": (layer.proj("v"), "output")}
-        out: list[Hook] = []
+    def _row_edits(self, run: hooks.Run, index: int, edits: list[tuple[int, tuple[str, RowEdit]]]) -> None:
+        """Each row's edits of layer ``index``, at the hook point of its site, touching its own batch row."""
         for site in {site for _, (site, _) in edits}:
             mine = [(b, fn) for b, (s, fn) in edits if s == site]
 
-            def edit(x: torch.Tensor, mine: list[tuple[int, Callable[[torch.Tensor], None]]] = mine) -> torch.Tensor:
-                y = x.clone()
-                view = self.heads_view(y)
+            def edit(view: torch.Tensor, mine: list[tuple[int, RowEdit]] = mine) -> torch.Tensor:
+                y = view.clone()  # (B, T, n, D)
                 for b, fn in mine:
-                    fn(view[b])
+                    fn(y[b])
                 return y
 
-            module, where = modules[site]
-            out.append((module, where, edit))
-        return out
+            run.edit(f"{_POINTS[site]}.{index}", edit)
 
     def _mask_for(self, index: int, rows: Sequence[Row], masked: list[int]) -> torch.Tensor:
         """A bool mask (B, 1|H, T, T), True = attend: the layer's own mask, with each row's cut edges forbidden."""
@@ -246,14 +209,6 @@ class Stack:
         for b, cut in zip(masked, cuts, strict=True):
             mask[b] &= ~cut.expand(n_mask_heads, t, t)
         return mask
-
-
-def _keeper(store: list[torch.Tensor]) -> Edit:
-    def keep(x: torch.Tensor) -> torch.Tensor:
-        store.append(x.detach())
-        return x
-
-    return keep
 
 
 @contextlib.contextmanager

@@ -14,13 +14,13 @@ with its reason; nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from attnscope.capture import anatomy, engine
+from attnscope.capture import anatomy, engine, hooks
 from attnscope.core.common import every_layer, pad_id
 from attnscope.core.prompt.spec import ChatSpec
 from attnscope.core.prompt.tokens import encode_prompt
@@ -144,9 +144,14 @@ class StatsWorker:
             hist[:, :, layer] = got.hist
 
         peaks: dict[int, Peaks] = {}
-        hooks = [
-            block.register_forward_hook(_peak_hook(i, lengths, peaks)) for i, block in enumerate(_decoder_layers(model))
-        ]
+        body = anatomy.of(model)
+        if not body.has_layers:
+            raise AttnscopeError("stats_layers", model=type(model).__name__)
+
+        def peak(layer: int | None, hidden: torch.Tensor) -> None:
+            assert layer is not None
+            peaks[layer] = hidden_peaks(hidden, lengths)
+
         request = engine.Request(
             positions=torch.arange(width)[None, :].expand(len(group), width),
             layers=frozenset(self.layers),
@@ -155,11 +160,9 @@ class StatsWorker:
             consume=consume,
             log_rows=True,
         )
-        try:
+        with hooks.Run(body) as run:
+            run.watch("resid_post.*", peak)
             engine.run(model, ids, mask, request)
-        finally:
-            for hook in hooks:
-                hook.remove()
         if len(peaks) != layers_n:
             raise AttnscopeError("stats_hidden", got=len(peaks), n=layers_n)
         weights = poisson_weights(s.seed, np.array([r.line for r in group]), s.bootstrap)
@@ -176,19 +179,3 @@ class StatsWorker:
                 np.array([p.first[b] for p in stacked]),
                 np.array([p.rest[b] for p in stacked]),
             )
-
-
-def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
-    body = anatomy.of(model)
-    if not body.has_layers:
-        raise AttnscopeError("stats_layers", model=type(model).__name__)
-    return [layer.block for layer in body.layers]
-
-
-def _peak_hook(layer: int, lengths: list[int], peaks: dict[int, Peaks]) -> Callable[..., None]:
-    def hook(module: torch.nn.Module, args: object, output: object) -> None:
-        hidden = output[0] if isinstance(output, (tuple, list)) else output
-        assert isinstance(hidden, torch.Tensor)
-        peaks[layer] = hidden_peaks(hidden, lengths)
-
-    return hook

@@ -171,18 +171,24 @@ def _window(kinds: list[str], window: Any) -> int | None:
     return window if "sliding" in kinds and isinstance(window, int) and window > 0 else None
 
 
+def _layers(spec: str, doc: dict[str, Any], text: Any, model_type: str) -> tuple[list[str], dict[str, float]]:
+    """Each layer's kind and each kind's RoPE base, from config.json, or from the config class where
+    the family is untested or only the class can spell the layer kinds out."""
+    if not isinstance(text, dict):
+        return [], {}
+    if model_type in TESTED_MODEL_TYPES and ("layer_types" in text or "sliding_window_pattern" not in text):
+        return layer_kinds(text), rope_bases(text)
+    config = _config_object(spec, doc)
+    check_config(config, spec)
+    filled = getattr(config, "text_config", config).to_dict()
+    return layer_kinds(filled), rope_bases(filled)
+
+
 def info_from_config(spec: str, kind: Literal["hub", "folder"], revision: str | None = None) -> InfoResult:
     doc = read_config(spec, kind, revision)
     model_type = str(doc.get("model_type", ""))
     text = doc.get("text_config", doc)
-    kinds = layer_kinds(text) if isinstance(text, dict) else []
-    bases = rope_bases(text) if isinstance(text, dict) else {}
-    if model_type not in TESTED_MODEL_TYPES or ("layer_types" not in text and "sliding_window_pattern" in text):
-        # An untested family, or layer kinds that only its config class can spell out: ask transformers.
-        config = _config_object(spec, doc)
-        check_config(config, spec)
-        filled = getattr(config, "text_config", config).to_dict()
-        kinds, bases = layer_kinds(filled), rope_bases(filled)
+    kinds, bases = _layers(spec, doc, text, model_type)
     missing = [k for k in REQUIRED if not isinstance(text.get(k), int)]
     if missing:
         raise AttnscopeError("config_missing", spec=spec, names=", ".join(missing))

@@ -1,7 +1,7 @@
 """One head's scaled dot-product attention for one query, recomputed by hand from the layer's input.
 
 ``explain`` takes the hidden states the layer's attention received (a pre-hook, via
-``core.rope.project``) and recomputes q, k and v itself: ``q_proj``/``k_proj``/``v_proj``
+``core.rotary.project``) and recomputes q, k and v itself: ``q_proj``/``k_proj``/``v_proj``
 of that input, then the model's own RoPE (its ``rotary_emb`` cos/sin at positions
 0..T-1, applied with the modeling module's own ``apply_rotary_pos_emb``). It then follows
 the note's pseudo-code for one query position i and one query head h: scores_j = q_i . k_j
@@ -30,7 +30,7 @@ from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.prompt.params import EXPLAIN_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, one
 from attnscope.core.prompt.tokens import check_length, encode_prompt, pick_query
-from attnscope.core.rope import attention_module, cos_sin, project, rotate
+from attnscope.core.rotary import attention_module, cos_sin, project, rotate
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
 from attnscope.results.common import ResultWarning

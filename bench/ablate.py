@@ -9,11 +9,16 @@ Both run as whole processes in the same run, one after the other, timed from out
                  per batch row, ``--rows`` rows a batch, every (layer, head) of the model, the whole
                  model run for each batch, log P(target) at the last position (``logits_to_keep=1``).
 
-It reports the time and RSS ratios and the largest |difference| between the two sets of
-effects, and writes ``bench/results/ablate-NAME.json`` and ``.md``.
+Two prompts: the 24-token seed prompt (target " 사") and its first 5 tokens (target "를"),
+where the fixed costs (start-up, loading, batch set-up) weigh most. Each repetition runs, for
+each prompt, attnscope and then the reference; the table gives the medians over the repetitions
+and the load average (``/proc/loadavg``, 1 minute) before and after each pair. It reports the
+time and RSS ratios and the largest |difference| between the two sets of effects, and writes
+``bench/results/ablate-NAME.json`` and ``.md``.
 
-Run: ``python bench/ablate.py --model PATH.gguf [--folder CONVERTED_FOLDER] [--name cpu-real-0.5b]``
-(``--folder`` defaults to attnscope's converted copy of the GGUF file in its cache).
+Run: ``python bench/ablate.py --model PATH.gguf [--folder CONVERTED_FOLDER] [--name cpu-real-0.5b]
+[--repeats N] [--only 24|5]`` (``--folder`` defaults to attnscope's converted copy of the GGUF
+file in its cache).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다. 민수가 먹은 것은"
 TARGET = " 사"
+PROMPTS = {"24": (PROMPT, TARGET), "5": ("민수는 사과", "를")}  # by their token counts
 
 
 def reference(folder: str, prompt: str, target: str, rows: int, out: str) -> None:
@@ -87,33 +93,22 @@ def converted_folder(gguf: str) -> str:
     return str(found)
 
 
-def main() -> None:
+def load_average() -> float:
+    """The 1-minute load average."""
+    return os.getloadavg()[0]
+
+
+def pair(args: argparse.Namespace, folder: str, prompt: str, target: str, out: Path) -> dict[str, Any]:
+    """One run of attnscope and then one of the reference on ``prompt``: times, RSS, effects compared."""
     from process import run_once
 
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--model", default=os.environ.get("ATTNSCOPE_MODEL"))
-    parser.add_argument("--folder", help="the converted HF folder the reference loads")
-    parser.add_argument("--prompt", default=PROMPT)
-    parser.add_argument("--target", default=TARGET)
-    parser.add_argument("--rows", type=int, default=48)
-    parser.add_argument("--name", default="cpu-real-0.5b")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
-    parser.add_argument("--reference", metavar="FILE", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.reference:
-        reference(args.folder, args.prompt, args.target, args.rows, args.reference)
-        return
-    if not args.model:
-        parser.error("give --model or set ATTNSCOPE_MODEL")
-    folder = args.folder or converted_folder(args.model)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     ref_json = out / f"ablate-{args.name}.reference.tmp.json"
-    mine_cmd = [sys.executable, "-m", "attnscope", "ablate", args.prompt, "--target", args.target, "--json"]
+    mine_cmd = [sys.executable, "-m", "attnscope", "ablate", prompt, "--target", target, "--json"]
     mine_cmd += ["--model", args.model, "--device", "cpu", "--dtype", "float32", "--batch", str(args.rows)]
-    ref_cmd = [sys.executable, __file__, "--folder", folder, "--prompt", args.prompt, "--target", args.target]
+    ref_cmd = [sys.executable, __file__, "--folder", folder, "--prompt", prompt, "--target", target]
     ref_cmd += ["--rows", str(args.rows), "--reference", str(ref_json)]
     env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    load_before = load_average()
     mine_run = run_once(mine_cmd, env=env)
     ref_run = run_once(ref_cmd, env={"PYTHONPATH": ""})
     if mine_run.exit or ref_run.exit:
@@ -127,11 +122,9 @@ def main() -> None:
         for i, layer in enumerate(mine["layers"])
         for j, head in enumerate(mine["heads"])
     ]
-    report = {
-        "prompt": args.prompt,
+    return {
         "tokens": ref["tokens"],
         "heads": len(diffs),
-        "rows_per_batch": args.rows,
         "attnscope": {"wall_s": mine_run.wall_s, "cpu_s": mine_run.cpu_s, "peak_rss_mb": mine_run.peak_rss_mb},
         "reference": {
             "wall_s": ref_run.wall_s,
@@ -139,28 +132,102 @@ def main() -> None:
             "peak_rss_mb": ref_run.peak_rss_mb,
             "compute_s": ref["compute_s"],
         },
-        "time_ratio": mine_run.wall_s / ref_run.wall_s,
-        "cpu_ratio": mine_run.cpu_s / ref_run.cpu_s,
-        "rss_ratio": mine_run.peak_rss_mb / ref_run.peak_rss_mb,
         "max_abs_diff": max(diffs),
         "baseline": {"attnscope": mine["baseline"], "reference": ref["baseline"]},
+        "load_average": [load_before, load_average()],
+    }
+
+
+def summary(prompt: str, target: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The medians of one prompt's repetitions, with every repetition kept."""
+    from process import median
+
+    def med(side: str, key: str) -> float:
+        return median([run[side][key] for run in runs])
+
+    mine = {key: med("attnscope", key) for key in ("wall_s", "cpu_s", "peak_rss_mb")}
+    ref = {key: med("reference", key) for key in ("wall_s", "cpu_s", "peak_rss_mb", "compute_s")}
+    return {
+        "prompt": prompt,
+        "target": target,
+        "tokens": runs[0]["tokens"],
+        "heads": runs[0]["heads"],
+        "attnscope": mine,
+        "reference": ref,
+        "time_ratio": median([run["attnscope"]["wall_s"] / run["reference"]["wall_s"] for run in runs]),
+        "cpu_ratio": median([run["attnscope"]["cpu_s"] / run["reference"]["cpu_s"] for run in runs]),
+        "rss_ratio": mine["peak_rss_mb"] / ref["peak_rss_mb"],
+        "max_abs_diff": max(run["max_abs_diff"] for run in runs),
+        "load_average": [min(min(run["load_average"]) for run in runs), max(max(run["load_average"]) for run in runs)],
+        "runs": runs,
+    }
+
+
+def table(report: dict[str, Any], name: str) -> list[str]:
+    """The Markdown report: one row per prompt and side, medians over the repetitions."""
+    rows = report["rows_per_batch"]
+    md = [
+        f"# ablate, all {report['prompts'][0]['heads']} heads ({name})",
+        "",
+        f"Whole processes, attnscope then the reference (plain transformers, sdpa, one head zeroed per row, "
+        f"{rows} rows a batch), medians of {report['repeats']} repetition(s); the ratios are medians of each "
+        "repetition's ratio.",
+        "",
+        "| tokens | run | wall s | CPU s | peak RSS MB | time ratio | CPU ratio | load average |",
+        "|---:|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in report["prompts"]:
+        a, r, low, high = row["attnscope"], row["reference"], *row["load_average"]
+        md.append(
+            f"| {row['tokens']} | attnscope ablate | {a['wall_s']:.1f} | {a['cpu_s']:.1f} | {a['peak_rss_mb']:.0f} "
+            f"| {row['time_ratio']:.2f} | {row['cpu_ratio']:.2f} | {low:.1f}-{high:.1f} |"
+        )
+        md.append(
+            f"| {row['tokens']} | reference | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} | | | |"
+        )
+    md.append("")
+    for row in report["prompts"]:
+        md.append(
+            f"{row['tokens']} tokens: RSS ratio {row['rss_ratio']:.2f}, largest |effect difference| "
+            f"{row['max_abs_diff']:.2e} over {row['heads']} heads"
+        )
+    return md
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--model", default=os.environ.get("ATTNSCOPE_MODEL"))
+    parser.add_argument("--folder", help="the converted HF folder the reference loads")
+    parser.add_argument("--prompt", default=PROMPT, help=argparse.SUPPRESS)  # the reference's
+    parser.add_argument("--target", default=TARGET, help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=sorted(PROMPTS), action="append", help="only this prompt (token count)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rows", type=int, default=48)
+    parser.add_argument("--name", default="cpu-real-0.5b")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    parser.add_argument("--reference", metavar="FILE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.reference:
+        reference(args.folder, args.prompt, args.target, args.rows, args.reference)
+        return
+    if not args.model:
+        parser.error("give --model or set ATTNSCOPE_MODEL")
+    folder = args.folder or converted_folder(args.model)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = [PROMPTS[key] for key in PROMPTS if not args.only or key in args.only]
+    runs: list[list[dict[str, Any]]] = [[] for _ in chosen]
+    for _ in range(args.repeats):
+        for kept, (prompt, target) in zip(runs, chosen, strict=True):
+            kept.append(pair(args, folder, prompt, target, out))
+    report = {
+        "prompts": [summary(prompt, target, kept) for (prompt, target), kept in zip(chosen, runs, strict=True)],
+        "rows_per_batch": args.rows,
+        "repeats": args.repeats,
         "cpu_count": os.cpu_count(),
-        "load_average_at_end": os.getloadavg()[0],
     }
     (out / f"ablate-{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
-    a, r = report["attnscope"], report["reference"]
-    md = [
-        f"# ablate, all {report['heads']} heads, {report['tokens']} tokens ({args.name})",
-        "",
-        "| run (whole process, one after the other) | wall s | CPU s | peak RSS MB |",
-        "|---|---:|---:|---:|",
-        f"| attnscope ablate | {a['wall_s']:.1f} | {a['cpu_s']:.1f} | {a['peak_rss_mb']:.0f} |",
-        f"| plain transformers, sdpa, one head zeroed per row, {args.rows} rows a batch | {r['wall_s']:.1f} "
-        f"| {r['cpu_s']:.1f} | {r['peak_rss_mb']:.0f} |",
-        "",
-        f"time ratio {report['time_ratio']:.2f} (CPU {report['cpu_ratio']:.2f}), RSS ratio {report['rss_ratio']:.2f}, "
-        f"largest |effect difference| {report['max_abs_diff']:.2e} over {report['heads']} heads",
-    ]
+    md = table(report, args.name)
     (out / f"ablate-{args.name}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 

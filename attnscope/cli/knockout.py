@@ -46,7 +46,7 @@ def knockout_cmd(
     chat: Chat,
     out: Output,
 ) -> None:
-    """Block query -> key attention in windows of layers (all heads or --head) and report the metric's change."""
+    """Block key -> query attention (the way information travels) in windows of layers (all heads or --head) and report the metric's change."""
     from attnscope.cli.parse import chat_spec, parse_indices
     from attnscope.core.prompt.params import check_knockout
     from attnscope.core.prompt.spec import QuerySpec, Selection, Text

@@ -816,17 +816,17 @@ MESSAGES: dict[str, str] = {
     "ablate.fig_estimated": "first-order estimates, not exact effects",
     # == end ablate ==
     # == knockout ==
-    "knockout.summary": "Blocking “{query}” -> “{key}” in layers {layers} changes {metric} most: {effect}.",
-    "knockout.summary_none": "Blocking “{query}” -> “{key}” changes {metric} by at most {effect} in any window.",
+    "knockout.summary": "Blocking “{key}” -> “{query}” in layers {layers} changes {metric} most: {effect}.",
+    "knockout.summary_none": "Blocking “{key}” -> “{query}” changes {metric} by at most {effect} in any window.",
     "knockout.baseline_logprob": "{metric} = {value} on the unmodified run",
     "knockout.baseline_logit_diff": "{metric} = {value} on the unmodified run",
-    "knockout.edges": "blocked: query positions {queries} -> key positions {keys}, heads {heads}",
+    "knockout.edges": "blocked: key positions {keys} -> query positions {queries}, heads {heads} (arrows point the way information travels, from a key into the query)",
     "knockout.windows_title": "effect per window of {w} layer(s) centred on each layer (metric blocked - baseline)",
     "knockout.windows_title_range": "effect of blocking the edges in the given layers",
     "knockout.col.layers": "layers",
     "knockout.col.effect": "effect",
     "knockout.note": "the edges are removed from the mask each layer's sdpa call receives; layers outside the window are untouched",
-    "knockout.fig_title": "Blocking “{query}” -> “{key}”: {metric}",
+    "knockout.fig_title": "Blocking “{key}” -> “{query}”: {metric}",
     "knockout.fig_axis": "change in {metric} when the edges are blocked in the window centred on each layer",
     # == end knockout ==
     # == patch ==

@@ -106,6 +106,9 @@ class Request:
     # reduction that needs both (entropy) takes no logarithm of its own.
     log_rows: bool = False
     taps: Mapping[int, Tap] = field(default_factory=dict)
+    # The layers whose q, k, v or pre-o_proj output the request's taps and hooks keep in full: what the
+    # memory guard counts besides the rows (a tap that reads only the mask keeps next to nothing).
+    kept: frozenset[int] = frozenset()
 
     @functools.cached_property
     def wanted(self) -> frozenset[int]:
@@ -511,7 +514,7 @@ def _guard_memory(
     hidden = int(getattr(config, "hidden_size", 0) or 0)
     batch, keys = input_ids.shape  # (B, T)
     queries = 1 if request.positions is None else int(request.positions.shape[1])  # (B, P)
-    kept_layers = len(request.taps)
+    kept_layers = len(request.kept)
     kept, transient = memory.capture_bytes(
         layers=1 if request.consume is not None else len(request.layers),  # consumed rows live one layer at a time
         batch=batch,

@@ -142,6 +142,7 @@ class Run:
         self._handles: list[Any] = []
         self._taps: dict[int, list[Callable[[engine.Handed], None]]] = {}
         self._rows: set[int] = set()
+        self._kept_layers: set[int] = set()  # layers whose q, k, v or z are kept (the memory guard counts them)
         self._module_layers: set[int] = set()  # layers of the module points (stop=True stops after the last)
         self._logits = False
         self._grads = 0
@@ -201,6 +202,8 @@ class Run:
             self._module_layers.add(point.layer)
         if point.kind in ("rows", "mask") and action != "read":
             raise AttnscopeError("hook_read_only", kind=point.kind)
+        if point.kind in (*_ENGINE_POINTS, "z") and point.layer is not None:
+            self._kept_layers.add(point.layer)
         if point.kind == "rows":
             assert point.layer is not None
             self._rows.add(point.layer)
@@ -329,7 +332,13 @@ class Run:
     def request(self, stop: bool = False) -> engine.Request:
         """The engine's request for this run's ``q``/``k``/``v``/``rows`` points."""
         taps = {layer: _chain(fns) for layer, fns in self._taps.items()}
-        return engine.Request(positions=self.positions, layers=frozenset(self._rows), stop=stop, taps=taps)
+        return engine.Request(
+            positions=self.positions,
+            layers=frozenset(self._rows),
+            stop=stop,
+            taps=taps,
+            kept=frozenset(self._kept_layers),
+        )
 
     def forward(
         self,

@@ -57,7 +57,7 @@ def test_render_writes_svg_from_saved_json(cli, model_dir, tmp_path):
     svg = tmp_path / "h.svg"
     res = cli("render", str(saved), "--svg", str(svg), "--lang", "ko")
     assert res.exit_code == 0
-    assert "“그것을”에서 “사과를”로 가는 비율, 레이어와 헤드마다" in svg_text(svg)
+    assert "“그것을”이 “사과를”에 두는 비율, 레이어와 헤드마다" in svg_text(svg)
 
 
 def test_info_has_no_picture_so_its_svg_is_its_text(cli, model_dir, tmp_path):

@@ -278,3 +278,17 @@ def test_runs_do_not_nest_and_a_plain_forward_has_no_capture(case: Case) -> None
             with pytest.raises(RuntimeError, match="do not nest"):
                 outer.forward(ids, torch.ones_like(ids))
     assert engine._current.get() is None
+
+
+def test_the_memory_guard_counts_only_the_layers_whose_qkv_or_z_are_kept(case: Case) -> None:
+    """A run that reads only masks keeps no layer's q/k/v (mask's real-batch check must not be refused
+    for the q/k/v it never holds); reading q or z keeps that layer."""
+    model, _ = case
+    body = anatomy.of(model)
+    with hooks.Run(body) as run:
+        run.read("mask.*")
+        assert run.request().kept == frozenset()
+    attention = [layer.index for layer in body.layers if layer.kind != "linear"]
+    with hooks.Run(body) as run:
+        run.read(f"q.{attention[-1]}", f"z.{attention[0]}", "mask.*")
+        assert run.request().kept == frozenset({attention[0], attention[-1]})

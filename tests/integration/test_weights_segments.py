@@ -157,7 +157,7 @@ def test_render_gives_the_same_view(cli: Any, model_dir: Path, tmp_path: Path) -
         assert view.exit_code == again.exit_code == 0, view.stderr + again.stderr
         assert again.stdout == view.stdout
     ko = cli(*args, "--lang", "ko").stdout
-    for label in ("템플릿", "시스템", "사용자 1", "어시스턴트 1", "사용자 2", "구간마다 가장 많이 보는 헤드"):
+    for label in ("템플릿", "시스템", "사용자 1", "어시스턴트 1", "사용자 2", "구간마다 그 구간을 가장 많이 보는 헤드"):
         assert label in ko
     assert "user 1" not in ko and "template" not in ko  # the JSON labels are not the Korean view's
     en = cli(*args).stdout

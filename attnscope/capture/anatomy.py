@@ -29,15 +29,6 @@ from attnscope.model.config import layer_kinds
 Placement = Literal["pre", "post", "sandwich", "parallel"]
 _ATTR = "_attnscope_anatomy"  # where the anatomy is kept on the model
 
-# Layer modules that put a norm (or a scale) between a block and the residual stream: the
-# block's output is then not what is added to x, and the sums do not split as flow assumes.
-_EXTRA_NORMS = (
-    "pre_feedforward_layernorm",
-    "post_feedforward_layernorm",
-    "post_self_attn_layernorm",
-    "post_mlp_layernorm",
-)
-
 
 @dataclass(frozen=True)
 class Norms:
@@ -60,6 +51,47 @@ class Norms:
         if pre and post:
             return "sandwich"
         return "post" if post else "pre"
+
+
+@dataclass(frozen=True)
+class RmsNorm:
+    """A norm that is ``gain * x / rms(x)`` (``rms(x) = sqrt(mean(x²) + eps)``, one scale per
+    position): Gemma's ``(1 + weight)`` or the plain ``weight`` as gain. With a real forward's
+    per-position scale ``1 / rms(x_i)`` frozen, it is the diagonal map ``gain * scale_i`` on each
+    position's vector, linear in that vector's parts (what ``core.causal.flow`` splits)."""
+
+    name: str  # the layer's attribute holding it (post_attention_layernorm, ...)
+    gain: torch.Tensor  # (hidden,), fp32 on the CPU
+    eps: float
+
+    def scale(self, x: torch.Tensor) -> torch.Tensor:
+        """(..., hidden) -> (..., 1): ``1 / sqrt(mean(x²) + eps)`` of the norm's real input ``x``, in fp32."""
+        x = x.float()
+        return torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+def rms_norm(module: torch.nn.Module, name: str) -> RmsNorm | None:
+    """``module`` as an :class:`RmsNorm`, or None where it is not one. Its eps and weight are read
+    from the module (``eps`` or ``variance_epsilon``, a weight per dimension, no bias), and the gain
+    is whichever of ``weight`` and ``1 + weight`` makes ``gain * x / rms(x)`` the module's own
+    output on a probe vector."""
+    eps = getattr(module, "eps", getattr(module, "variance_epsilon", None))
+    weight = getattr(module, "weight", None)
+    if not isinstance(eps, (int, float)) or not isinstance(weight, torch.Tensor) or weight.dim() != 1:
+        return None
+    if isinstance(getattr(module, "bias", None), torch.Tensor):
+        return None
+    probe = torch.linspace(-1.0, 2.0, weight.numel(), dtype=torch.float32)
+    with torch.inference_mode():
+        out = module(probe.to(weight.device, weight.dtype)[None])[0].float().cpu()  # (hidden,)
+    probe = probe.to(weight.dtype).float()  # the values the module saw
+    tol = 1e-5 if weight.dtype == torch.float32 else 2e-2
+    plain = weight.detach().float().cpu()
+    for gain in (plain, 1.0 + plain):
+        ours = gain * probe * torch.rsqrt(probe.pow(2).mean() + float(eps))
+        if torch.allclose(out, ours, rtol=tol, atol=tol):
+            return RmsNorm(name, gain, float(eps))
+    return None
 
 
 def _norms(block: torch.nn.Module) -> Norms:
@@ -264,24 +296,47 @@ class Anatomy:
         return None
 
     def flow_problem(self) -> AttnscopeError | None:
-        """Why the layers are not ``x_mid = x + attn(norm(x))``, ``x_out = x_mid + mlp(norm(x_mid))``
-        (the layout ``core.flow`` decomposes), or None when they are."""
+        """Why the layers are not ``x_mid = x + P(attn(...))``, ``x_out = x_mid + P(mlp(x_mid...))``
+        (the layout ``core.flow`` decomposes), or None when they are. ``P`` is the identity (a
+        pre-norm layer) or a post-block :class:`RmsNorm` (:meth:`post_norms`); a parallel block, a
+        post-block norm of another kind and a scaled residual are refused."""
         for layer in self.layers:
-            block = layer.block
-            missing = [
-                n for n in ("self_attn", "mlp", "input_layernorm", "post_attention_layernorm") if not hasattr(block, n)
-            ]
+            missing = [name for name, part in (("self_attn", layer.attn), ("mlp", layer.mlp)) if part is None]
             if missing:
                 return AttnscopeError(
                     "why_layer_missing", layer=layer.index, kind=self.model_type, names=", ".join(missing)
                 )
-            extra = [n for n in _EXTRA_NORMS if hasattr(block, n)]
-            if extra:
-                return AttnscopeError("why_block_norm", kind=self.model_type, names=", ".join(extra))
+            if layer.norms.placement == "parallel":
+                return AttnscopeError("why_parallel", kind=self.model_type)
+            for module in (layer.norms.attn_post, layer.norms.mlp_post):
+                if module is not None and rms_norm(module, "") is None:
+                    return self._block_norm(layer, module)
         multiplier = self.residual_multiplier
         if multiplier not in (None, 1, 1.0):
             return AttnscopeError("why_residual_scale", kind=self.model_type, value=multiplier)
         return None
+
+    def post_norms(self, index: int) -> tuple[RmsNorm | None, RmsNorm | None]:
+        """Layer ``index``'s norms on the attention's and on the MLP's output, as :class:`RmsNorm`
+        (None where the layer has none); an error where one is a norm of another kind
+        (:meth:`flow_problem` says so before a forward)."""
+        layer = self.layers[index]
+        out: list[RmsNorm | None] = []
+        for module in (layer.norms.attn_post, layer.norms.mlp_post):
+            got = None if module is None else rms_norm(module, _name_in(layer.block, module))
+            if module is not None and got is None:
+                raise AttnscopeError("flow_layout", message=self._block_norm(layer, module))
+            out.append(got)
+        return out[0], out[1]
+
+    def _block_norm(self, layer: Layer, module: torch.nn.Module) -> AttnscopeError:
+        return AttnscopeError(
+            "why_block_norm",
+            layer=layer.index,
+            kind=self.model_type,
+            name=_name_in(layer.block, module),
+            cls=type(module).__name__,
+        )
 
     def recompute_problem(self, index: int) -> str | None:
         """Why q and k of layer ``index`` are not RoPE of a plain q_proj / k_proj output (what
@@ -342,6 +397,11 @@ def head_writer(module: Any, head_dim: int, what: str) -> tuple[torch.nn.Linear,
     if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * head_dim:
         raise AttnscopeError("capture_gated", module=type(module).__name__, what=what)
     return o_proj, n_heads
+
+
+def _name_in(block: torch.nn.Module, module: torch.nn.Module) -> str:
+    """The attribute of ``block`` that holds ``module``."""
+    return next((name for name, child in block.named_children() if child is module), type(module).__name__)
 
 
 def of(model: Any) -> Anatomy:

@@ -143,8 +143,8 @@ def test_bad_input(cli: Any, model_dir: Path, args: list[str], code: int, fragme
 
 
 def test_models_that_do_not_split(cli: Any, tokenizer: Any, tmp_path: Path) -> None:
-    gemma2 = families.save(tmp_path / "gemma2", "gemma2", tokenizer)
-    one_error(cli("flow", SEED, "-m", str(gemma2)), 3, "flow splits each layer", "normalise a block's output")
+    granite = families.save(tmp_path / "granite", "granite", tokenizer)
+    one_error(cli("flow", SEED, "-m", str(granite)), 3, "flow splits each layer", "residual_multiplier 0.5")
     phi3 = families.save(tmp_path / "phi3", "phi3", tokenizer)
     res = cli("flow", SEED, "--threshold", "0.01", "--json", "-m", str(phi3))  # the decomposition works there
     assert res.exit_code == 0, res.stderr
@@ -180,7 +180,11 @@ def test_model_errors_read_in_korean() -> None:
     from attnscope.render.i18n import error_text
 
     for error in (
-        E("flow_layout", message=E("why_block_norm", kind="gemma2", names="pre_feedforward_layernorm")),
+        E(
+            "flow_layout",
+            message=E("why_block_norm", layer=2, kind="gemma2", name="post_feedforward_layernorm", cls="LayerNorm"),
+        ),
+        E("flow_layout", message=E("why_parallel", kind="cohere")),
         E("flow_verify_model", arg="verify", message=E("why_attn_modules", kind="phi3", names="k_proj, v_proj")),
         E("causal_layerwise", message=E("why_layer_types", kind="qwen3_next", types="linear_attention")),
         E("flow_memory", arg="pos", tokens=28, need="458 KiB", room="300 KiB", fits=22),

@@ -92,9 +92,10 @@ def config(model_type: str, vocab_size: int) -> Any:
     )
 
 
-def model(model_type: str, vocab_size: int, seed: int = 0) -> Any:
+def model(model_type: str, vocab_size: int, seed: int = 0, *, norm_gains: bool = False) -> Any:
     """A random model of the family in eval mode, its q/k widened so that rows are peaked, and its
-    sink logits (where it has them) random, so that the sink takes a real share."""
+    sink logits (where it has them) random, so that the sink takes a real share. ``norm_gains``: the
+    layers' norm weights random too (they start as all 0 or all 1, a gain of 1 everywhere)."""
     from transformers import AutoModelForCausalLM
 
     torch.manual_seed(seed)
@@ -105,12 +106,14 @@ def model(model_type: str, vocab_size: int, seed: int = 0) -> Any:
                 param.mul_(8.0)
             elif name.endswith("self_attn.sinks"):
                 param.copy_(torch.randn_like(param))
+            elif norm_gains and name.startswith("model.layers.") and name.endswith("layernorm.weight"):
+                param.add_(0.5 * torch.randn_like(param))
     return net.float().eval()
 
 
-def save(path: Path, model_type: str, tokenizer: Any) -> Path:
+def save(path: Path, model_type: str, tokenizer: Any, *, norm_gains: bool = False) -> Path:
     """The family's tiny model and ``tokenizer`` saved as an HF folder (config, weights, tokenizer)."""
-    net = model(model_type, len(tokenizer))
+    net = model(model_type, len(tokenizer), norm_gains=norm_gains)
     net.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path

@@ -1,11 +1,16 @@
 """An independent reference for ``flow``: every part of every sum materialised, from plain transformers.
 
-The model runs once with eager attention and ``output_attentions``; hooks read each layer's input
-and what ``post_attention_layernorm`` receives (the middle of the layer). The value vectors are
-recomputed by hand from the layer's weights (``v_proj(input_layernorm(x))``), each head's part
-``alpha_ij^h v_j^(h // groups) W_O^h`` is built for every (i, j, h) at once as a (T, T, H, hidden)
-tensor, and the proximities follow the definition. The walk from the prediction is done again on
-these numbers. No attnscope code runs here.
+The model runs once with eager attention and ``output_attentions``; hooks read each layer's input,
+the middle of the layer (what the MLP's input norm receives, or the MLP itself) and, where a
+block's output is normed before it is added (``ARRANGEMENTS``: Gemma 2/3, OLMo 2/3, GLM-4,
+EXAONE 4), the post norm's real input and output. The value vectors are recomputed by hand from
+the layer's weights (``v_proj(input_layernorm(x))``, ``v_proj(x)`` without an input norm), each
+head's part ``alpha_ij^h v_j^(h // groups) W_O^h`` is built for every (i, j, h) at once as a
+(T, T, H, hidden) tensor, and the proximities follow the definition. A post norm is written out by
+hand as the RMSNorm of its modeling file, ``gain * o / sqrt(mean(o²) + eps)`` (gain ``1 + weight``
+in Gemma), checked against the module's real output, and its per-position scale at the real input
+multiplies every part of that position. The walk from the prediction is done again on these
+numbers. No attnscope code runs here.
 """
 
 from __future__ import annotations
@@ -17,6 +22,28 @@ from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM
+
+# model_type -> the layer's norms (attention input, attention output, MLP input, MLP output), as the
+# modeling files of transformers 5 call them; None where there is none. Others: the pre-norm layout.
+PRE = ("input_layernorm", None, "post_attention_layernorm", None)
+_GEMMA = ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm")
+_OLMO = (None, "post_attention_layernorm", None, "post_feedforward_layernorm")
+ARRANGEMENTS: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
+    "gemma2": _GEMMA,
+    "gemma3_text": _GEMMA,
+    "olmo2": _OLMO,
+    "olmo3": _OLMO,
+    "exaone4": _OLMO,
+    "glm4": ("input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm", "post_mlp_layernorm"),
+}
+
+
+def _rms(module: Any, model_type: str, o: torch.Tensor) -> torch.Tensor:
+    """(T, hidden) -> (T, hidden): the diagonal map of the post norm ``module`` at each position,
+    gain / sqrt(mean(o²) + eps), with the scale of its real input ``o``."""
+    eps = getattr(module, "eps", None) or module.variance_epsilon
+    gain = module.weight.float() + (1.0 if model_type.startswith("gemma") else 0.0)
+    return gain * torch.rsqrt(o.float().pow(2).mean(-1, keepdim=True) + eps)
 
 
 @dataclass
@@ -39,16 +66,25 @@ def reference(folder: Path, ids: Sequence[int], groups: Sequence[Sequence[int]],
     cfg = model.config
     n_heads, n_kv = cfg.num_attention_heads, cfg.num_key_value_heads
     d = getattr(cfg, "head_dim", None) or cfg.hidden_size // n_heads
-    xs: list[torch.Tensor] = []
-    mids: list[torch.Tensor] = []
+    attn_in, attn_post, mlp_in, mlp_post = ARRANGEMENTS.get(cfg.model_type, PRE)
+    seen: dict[tuple[int, str], torch.Tensor] = {}
     handles = []
-    for layer in model.model.layers:
-        handles.append(layer.register_forward_pre_hook(lambda _m, a: xs.append(a[0][0].detach().clone())))
-        handles.append(
-            layer.post_attention_layernorm.register_forward_pre_hook(
-                lambda _m, a: mids.append(a[0][0].detach().clone())
-            )
-        )
+
+    def keep(index: int, what: str, module: Any, output: bool) -> None:
+        def hook(_m: Any, a: Any, out: Any = None) -> None:
+            got = (out[0] if isinstance(out, tuple) else out) if output else a[0]
+            seen[index, what] = got[0].detach().clone()
+
+        handles.append(module.register_forward_hook(hook) if output else module.register_forward_pre_hook(hook))
+
+    for index, layer in enumerate(model.model.layers):
+        keep(index, "x", layer, False)
+        keep(index, "mid", getattr(layer, mlp_in) if mlp_in else layer.mlp, False)
+        keep(index, "mlp_out", layer.mlp, True)
+        for what, name in (("attn_post", attn_post), ("mlp_post", mlp_post)):
+            if name:
+                keep(index, f"{what}_in", getattr(layer, name), False)
+                keep(index, f"{what}_out", getattr(layer, name), True)
     try:
         with torch.no_grad():
             out = model(input_ids=torch.tensor([list(ids)]), output_attentions=True, output_hidden_states=True)
@@ -59,17 +95,27 @@ def reference(folder: Path, ids: Sequence[int], groups: Sequence[Sequence[int]],
     layers = []
     with torch.no_grad():
         for index, layer in enumerate(model.model.layers):
-            x, mid = xs[index], mids[index]
+            x, mid = seen[index, "x"], seen[index, "mid"]
+            post = {}  # the post norms' maps at each position (T, hidden), checked against the module
+            for what, name in (("attn_post", attn_post), ("mlp_post", mlp_post)):
+                if name:
+                    o = seen[index, f"{what}_in"]
+                    post[what] = _rms(getattr(layer, name), cfg.model_type, o)
+                    assert torch.allclose(post[what] * o, seen[index, f"{what}_out"], atol=1e-5, rtol=1e-5)
             x_out = out.hidden_states[index + 1][0] if index + 1 < len(model.model.layers) else None
             alpha = out.attentions[index][0]  # (H, T, T)
             attn = layer.self_attn
-            v = attn.v_proj(layer.input_layernorm(x)).view(t, n_kv, d)  # (T, KV, D)
+            normed = getattr(layer, attn_in)(x) if attn_in else x
+            v = attn.v_proj(normed).view(t, n_kv, d)  # (T, KV, D)
             w_o = attn.o_proj.weight  # (hidden, H * D)
             f = torch.stack(
                 [v[:, h // (n_heads // n_kv)] @ w_o[:, h * d : (h + 1) * d].T for h in range(n_heads)], dim=1
             )  # (T, H, hidden): f_h(x_j)
             parts = alpha.permute(1, 2, 0)[..., None] * f[None]  # (T, T, H, hidden): [i, j, h]
             bias = attn.o_proj.bias
+            if "attn_post" in post:  # query position i's parts through its frozen post norm
+                parts = parts * post["attn_post"][:, None, None, :]
+                bias = None if bias is None else post["attn_post"] * bias  # (T, hidden)
             y = x + parts.sum(dim=(1, 2)) + (0 if bias is None else bias)  # (T, hidden)
             grouped = torch.stack([parts[:, list(g)].sum(1) for g in groups], dim=1)  # (T, G, H, hidden)
             if not heads:
@@ -78,7 +124,9 @@ def reference(folder: Path, ids: Sequence[int], groups: Sequence[Sequence[int]],
             src = _proximity(y_b, grouped)
             res = _proximity(y, x)
             total = res + src.reshape(t, -1).sum(-1) + (0 if bias is None else _proximity(y, bias.expand_as(y)))
-            mlp_out = layer.mlp(layer.post_attention_layernorm(mid))
+            mlp_out = seen[index, "mlp_out"]
+            if "mlp_post" in post:
+                mlp_out = post["mlp_post"] * mlp_out
             y2 = mid + mlp_out
             p_mid, p_mlp = _proximity(y2, mid), _proximity(y2, mlp_out)
             layers.append(

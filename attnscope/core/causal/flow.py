@@ -8,6 +8,14 @@ attention rows of any query positions are then recomputed exactly by
 ``capture.engine.attention_rows``, and the value vectors through o_proj,
 ``f_h(x_j) = v_j^(h // groups) W_O^h`` (GQA as in ``capture.norm``), from the kept v.
 
+Where a block's output is normed before it is added (Gemma 2/3's sandwich, OLMo 2's post norms:
+``x_mid = x + P(o)``), the norm ``P`` is an RMS norm ``gain * o / rms(o)`` (``capture.anatomy.RmsNorm``)
+whose one scale per position, ``1 / rms(o_i)``, is frozen at the value of the real forward (``o`` is the
+kept ``attn_out`` or ``mlp_out``, the norm's own input). At position i it is then the diagonal map
+``d_i = gain * scale_i``, and ``P(o_i) = Σ_j d_i * alpha_ij f(x_j) + d_i * bias`` exactly: each part is
+scaled by its query position's ``d_i``, as the pre-norm's scale is already inside the kept v. The
+completeness check compares the parts with the model's own ``x_mid`` (``resid_mid``) there.
+
 The walk runs from the top: the prediction's position after the last layer is reached; at each
 layer, from the last down, the MLP sums of the reached positions are decomposed, then the
 attention sums of the positions their kept parts reach, and the attention parts above the
@@ -59,13 +67,38 @@ class Kept:
     qkv: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # post-RoPE q (1, H, T, D), k and v (1, KV, T, D)
     settings: dict[int, engine.Settings]  # each layer's softmax settings
     masks: dict[int, torch.Tensor | None]  # the mask each layer handed its attention
+    mid: list[torch.Tensor] | None = None  # the model's own x_mid (T, hidden) per layer, where blocks are post-normed
+    attn_post: list[Frozen | None] | None = None  # the norm on each layer's attention output, frozen
+    mlp_post: list[Frozen | None] | None = None  # the norm on each layer's MLP output, frozen
+
+
+@dataclass(frozen=True)
+class Frozen:
+    """A post-block norm with the scale of each position frozen at the forward's: at position i it
+    is the diagonal map ``gain * scale[i]`` on the block's output (``capture.anatomy.RmsNorm``)."""
+
+    gain: torch.Tensor  # (hidden,)
+    scale: torch.Tensor  # (T, 1): 1 / rms of the block's real output at each position
+
+    def at(self, positions: Sequence[int]) -> torch.Tensor:
+        """(P, hidden): the map at each of ``positions``."""
+        return self.gain * self.scale[list(positions)]
 
 
 def kept_bytes(
-    n_layers: int, tokens: int, hidden: int, n_heads: int, n_kv: int, head_dim: int, chunk: int, heads: bool
+    n_layers: int,
+    tokens: int,
+    hidden: int,
+    n_heads: int,
+    n_kv: int,
+    head_dim: int,
+    chunk: int,
+    heads: bool,
+    post: bool = False,
 ) -> int:
-    """What :func:`forward` keeps (fp32) for ``tokens`` tokens, plus the largest block of parts and its copies."""
-    per_token = n_layers * (3 * hidden + n_heads * head_dim + 2 * n_kv * head_dim) + hidden
+    """What :func:`forward` keeps (fp32) for ``tokens`` tokens, plus the largest block of parts and its
+    copies; ``post``: the blocks are post-normed, and x_mid is kept too."""
+    per_token = n_layers * ((4 if post else 3) * hidden + n_heads * head_dim + 2 * n_kv * head_dim) + hidden
     block = min(chunk, tokens * tokens * (n_heads if heads else 1) * hidden)
     return (per_token * tokens + 4 * block) * memory.FP32
 
@@ -74,9 +107,10 @@ def guard(loaded: Loaded, tokens: int, chunk: int, heads: bool) -> None:
     """Refuse a prompt whose kept activations do not fit, saying how many tokens would."""
     body = anatomy.of(loaded.model)
     shape = (body.n_layers, body.hidden, body.n_heads, body.n_kv, body.head_dim)
+    post = _post_normed(body)
 
     def need(n: int) -> int:
-        return kept_bytes(shape[0], n, *shape[1:], chunk, heads)
+        return kept_bytes(shape[0], n, *shape[1:], chunk, heads, post)
 
     room = memory.budget("cpu")
     if room is None or need(tokens) <= room:
@@ -95,11 +129,18 @@ def guard(loaded: Loaded, tokens: int, chunk: int, heads: bool) -> None:
     )
 
 
+def _post_normed(body: anatomy.Anatomy) -> bool:
+    """Whether some layer norms a block's output before adding it (Gemma 2/3, OLMo 2, GLM-4)."""
+    return any(layer.norms.attn_post is not None or layer.norms.mlp_post is not None for layer in body.layers)
+
+
 def forward(model: Any, ids: Sequence[int]) -> Kept:
-    """One forward over ``ids`` with every layer's input, block outputs and q/k/v kept (``capture.hooks``)."""
+    """One forward over ``ids`` with every layer's input, block outputs and q/k/v kept (``capture.hooks``);
+    where blocks are post-normed, also each layer's x_mid and each post norm with its scales frozen."""
     body = anatomy.of(model)
     n = body.n_layers
-    names = [f"{point}.*" for point in ("resid_pre", "attn_out", "mlp_out", "q", "k", "v")]
+    post = _post_normed(body)
+    names = [f"{point}.*" for point in ("resid_pre", "attn_out", "mlp_out", "q", "k", "v", *(["resid_mid"] * post))]
     input_ids = torch.tensor([list(ids)])  # (1, T)
     run = hooks.capture(body, input_ids, torch.ones_like(input_ids), [*names, f"resid_post.{n - 1}"], cpu=True)
 
@@ -110,9 +151,23 @@ def forward(model: Any, ids: Sequence[int]) -> Kept:
     if not (len(xs) == len(attn) == len(mlp) == n and f"resid_post.{n - 1}" in run.values):
         raise AttnscopeError("flow_split")
     qkv = [(run[f"q.{layer}"], run[f"k.{layer}"], run[f"v.{layer}"]) for layer in range(n)]
-    return Kept(
+    kept = Kept(
         x=[*xs, run[f"resid_post.{n - 1}"][0]], attn=attn, mlp=mlp, qkv=qkv, settings=run.settings, masks=run.masks
     )
+    if post:
+        mids = every("resid_mid")
+        if len(mids) != n:
+            raise AttnscopeError("flow_split")
+        norms = [body.post_norms(layer) for layer in range(n)]
+        kept.mid = mids
+        kept.attn_post = [_frozen(a, attn[layer]) for layer, (a, _) in enumerate(norms)]
+        kept.mlp_post = [_frozen(m, mlp[layer]) for layer, (_, m) in enumerate(norms)]
+    return kept
+
+
+def _frozen(norm: anatomy.RmsNorm | None, out: torch.Tensor) -> Frozen | None:
+    """The post norm with its scales frozen at those of the block's real output ``out`` (T, hidden)."""
+    return None if norm is None else Frozen(norm.gain, norm.scale(out))
 
 
 @dataclass
@@ -149,10 +204,11 @@ class _Sources:
     heads: bool
 
     def parts(
-        self, rows: torch.Tensor, y: torch.Tensor, y_norm: torch.Tensor, gs: list[int]
+        self, rows: torch.Tensor, y: torch.Tensor, y_norm: torch.Tensor, gs: list[int], post: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The parts of the groups ``gs`` for the sums ``y`` (P, hidden), with rows (1, H, P, T): their
-        sum over the groups (P, hidden) and their importances (P, len(gs)[, H])."""
+        sum over the groups (P, hidden) and their importances (P, len(gs)[, H]). ``post`` (P, hidden):
+        the frozen post norm at each query position, which scales its parts (None: no post norm)."""
         tokens = [j for g in gs for j in self.groups[g]]
         place = {g: n for n, g in enumerate(gs)}
         local = torch.tensor([place[self.owner[j]] for j in tokens]) if len(tokens) > len(gs) else None
@@ -163,9 +219,11 @@ class _Sources:
             z = alpha.permute(1, 2, 0)[..., None] * f[None]  # (P, J, H, hidden)
         else:
             z = torch.einsum("hpj,jho->pjo", alpha, f)  # (P, J, hidden)
+        extra = [1] if self.heads else []
+        if post is not None:  # (P, hidden) -> (P, 1[, 1], hidden): a query position's parts scaled alike
+            z = z * post.view(post.shape[0], 1, *extra, post.shape[-1])
         if local is not None:  # a word's tokens summed into one part
             z = torch.zeros(y.shape[0], len(gs), *z.shape[2:]).index_add_(1, local, z)
-        extra = [1] if self.heads else []
         gap = (y.view(y.shape[0], 1, *extra, y.shape[-1]) - z).abs().sum(-1)
         return z.sum(dim=tuple(range(1, z.dim() - 1))), _proximity(y_norm.view(-1, 1, *extra), gap)
 
@@ -179,6 +237,31 @@ def _block_sizes(chunk: int | None, per_part: int, n_pos: int, n_groups: int) ->
     return q_size, max(1, pairs // q_size)
 
 
+def _layer_sources(
+    kept: Kept, model: Any, layer: int, groups: Sequence[Sequence[int]], heads: bool
+) -> tuple[_Sources, torch.Tensor, torch.Tensor | None]:
+    """The layer's source parts' inputs, and o_proj's weight (hidden, H * D) and bias (fp32, CPU)."""
+    q, _, v = kept.qkv[layer]
+    n_heads, head_dim, n_kv = q.shape[1], v.shape[-1], v.shape[1]
+    o_proj, _ = anatomy.head_writer(anatomy.of(model).layers[layer].attn, head_dim, "flow")
+    weight = o_proj.weight.detach().float().cpu()
+    bias = None if o_proj.bias is None else o_proj.bias.detach().float().cpu()
+    w = norm.head_columns(weight, n_heads)  # (H, hidden, D)
+    owner = {j: g for g, members in enumerate(groups) for j in members}
+    return _Sources(v, w, torch.arange(n_heads) // (n_heads // n_kv), groups, owner, heads), weight, bias
+
+
+def _bias_and_sum(
+    kept: Kept, layer: int, at: list[int], bias: torch.Tensor | None, d: torch.Tensor | None
+) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """The bias part at positions ``at`` ((hidden,), or (P, hidden) through the post norm ``d``; None
+    without a bias) and the model's own attention sums there (P, hidden)."""
+    b_part = None if bias is None or d is None else d * bias
+    x = kept.x[layer][at].float()
+    model_sum = x + kept.attn[layer][at].float() if kept.mid is None else kept.mid[layer][at].float()
+    return (bias if d is None else b_part), model_sum
+
+
 def attention_parts(
     kept: Kept,
     model: Any,
@@ -189,20 +272,18 @@ def attention_parts(
     chunk: int | None = CHUNK,
 ) -> AttentionParts:
     """Split the attention sums x_mid_i at ``positions`` into the residual, one part per source
-    group (its tokens' alpha_ij^h f_h(x_j) summed; per head with ``heads``) and the bias.
+    group (its tokens' alpha_ij^h f_h(x_j) summed; per head with ``heads``) and the bias, each
+    through the layer's frozen post norm where it has one.
 
     ``chunk``: the floats of one block of parts; None computes each sum's parts in one block.
     """
     q, k, v = kept.qkv[layer]  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
     settings = kept.settings[layer]
     mask = kept.masks.get(layer)
-    n_heads, head_dim, n_kv = q.shape[1], v.shape[-1], v.shape[1]
-    o_proj, _ = anatomy.head_writer(anatomy.of(model).layers[layer].attn, head_dim, "flow")
-    weight = o_proj.weight.detach().float().cpu()
-    bias = None if o_proj.bias is None else o_proj.bias.detach().float().cpu()
-    w = norm.head_columns(weight, n_heads)  # (H, hidden, D)
-    owner = {j: g for g, members in enumerate(groups) for j in members}
-    sources = _Sources(v, w, torch.arange(n_heads) // (n_heads // n_kv), groups, owner, heads)
+    n_heads = q.shape[1]
+    sources, weight, bias = _layer_sources(kept, model, layer, groups, heads)
+    w = sources.w
+    post = None if kept.attn_post is None else kept.attn_post[layer]
     n_groups = len(groups)
     pos = list(positions)
     q_size, g_size = _block_sizes(chunk, (n_heads if heads else 1) * w.shape[1], len(pos), n_groups)
@@ -216,7 +297,9 @@ def attention_parts(
             q, k, torch.tensor([at]), settings.scaling, mask, settings.sliding_window, settings.softcap, settings.sinks
         )  # (1, H, P, T)
         x = kept.x[layer][at].float()  # (P, hidden)
-        y = x + norm.mixed(rows, v, weight, bias)[0]  # (P, hidden): the sum of the parts
+        d = None if post is None else post.at(at)  # (P, hidden): the post norm at each position
+        mixed = norm.mixed(rows, v, weight, bias)[0]  # (P, hidden): the block's output before any post norm
+        y = x + (mixed if d is None else d * mixed)  # (P, hidden): the sum of the parts
         y_norm = y.abs().sum(-1)  # (P,)
         res = _proximity(y_norm, (y - x).abs().sum(-1))
         summed = torch.zeros_like(y)
@@ -224,11 +307,11 @@ def attention_parts(
         wanted = [g for g in range(n_groups) if first_token[g] <= max(at)]
         for g_block in _blocks(len(wanted), g_size):
             gs = [wanted[i] for i in g_block]
-            part_sum, src[:, gs] = sources.parts(rows, y, y_norm, gs)
+            part_sum, src[:, gs] = sources.parts(rows, y, y_norm, gs, d)
             summed += part_sum
-        b = None if bias is None else _proximity(y_norm, (y - bias).abs().sum(-1))
-        model_sum = x + kept.attn[layer][at].float()
-        ours = x + summed + (0.0 if bias is None else bias)
+        b_part, model_sum = _bias_and_sum(kept, layer, at, bias, d)
+        b = None if b_part is None else _proximity(y_norm, (y - b_part).abs().sum(-1))
+        ours = x + summed + (0.0 if b_part is None else b_part)
         error = max(error, float((ours - model_sum).abs().max()))
         scale = max(scale, float(model_sum.abs().max()))
         total = res + src.reshape(len(at), -1).sum(-1) + (0.0 if b is None else b)
@@ -248,10 +331,17 @@ def attention_parts(
 
 def mlp_parts(kept: Kept, layer: int, positions: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, float, float]:
     """The MLP sums x_out_i = x_mid_i + MLP(x_mid_i) at ``positions``: the importances of x_mid and of
-    the MLP's output (P,) each, the completeness error against the layer's output, and its scale."""
+    the MLP's output (P,) each (through the frozen post norm where the layer has one), the
+    completeness error against the layer's output, and its scale."""
     at = list(positions)
-    mid = kept.x[layer][at].float() + kept.attn[layer][at].float()
+    if kept.mid is None:
+        mid = kept.x[layer][at].float() + kept.attn[layer][at].float()
+    else:
+        mid = kept.mid[layer][at].float()
     out = kept.mlp[layer][at].float()
+    post = None if kept.mlp_post is None else kept.mlp_post[layer]
+    if post is not None:
+        out = post.at(at) * out
     y = mid + out
     y_norm = y.abs().sum(-1)
     p_mid, p_mlp = _proximity(y_norm, out.abs().sum(-1)), _proximity(y_norm, mid.abs().sum(-1))

@@ -14,11 +14,13 @@ where the fixed costs (start-up, loading, batch set-up) weigh most. Each repetit
 each prompt, attnscope and then the reference; the table gives the medians over the repetitions
 and the load average (``/proc/loadavg``, 1 minute) before and after each pair. It reports the
 time and RSS ratios and the largest |difference| between the two sets of effects, and writes
-``bench/results/ablate-NAME.json`` and ``.md``.
+``bench/results/ablate-NAME.json`` and ``.md``. ``--before REPO`` adds a third side, attnscope
+from another checkout (the code before a change), run first in each repetition, with its own
+ratios and whether its JSON equals this checkout's byte for byte.
 
 Run: ``python bench/ablate.py --model PATH.gguf [--folder CONVERTED_FOLDER] [--name cpu-real-0.5b]
-[--repeats N] [--only 24|5]`` (``--folder`` defaults to attnscope's converted copy of the GGUF
-file in its cache).
+[--repeats N] [--only 24|5] [--before REPO]`` (``--folder`` defaults to attnscope's converted copy
+of the GGUF file in its cache).
 """
 
 from __future__ import annotations
@@ -109,11 +111,13 @@ def pair(args: argparse.Namespace, folder: str, prompt: str, target: str, out: P
     ref_cmd += ["--rows", str(args.rows), "--reference", str(ref_json)]
     env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     load_before = load_average()
+    before_run = run_once(mine_cmd, env={"PYTHONPATH": args.before}, cwd=Path(args.before)) if args.before else None
     mine_run = run_once(mine_cmd, env=env)
     ref_run = run_once(ref_cmd, env={"PYTHONPATH": ""})
-    if mine_run.exit or ref_run.exit:
+    if mine_run.exit or ref_run.exit or (before_run is not None and before_run.exit):
         raise SystemExit(
             f"a run failed: attnscope {mine_run.exit} {mine_run.stderr[-300:]}, reference {ref_run.exit} {ref_run.stderr[-300:]}"
+            + ("" if before_run is None else f", before {before_run.exit} {before_run.stderr[-300:]}")
         )
     mine, ref = json.loads(mine_run.stdout), json.loads(ref_json.read_text())
     ref_json.unlink()
@@ -122,7 +126,7 @@ def pair(args: argparse.Namespace, folder: str, prompt: str, target: str, out: P
         for i, layer in enumerate(mine["layers"])
         for j, head in enumerate(mine["heads"])
     ]
-    return {
+    result = {
         "tokens": ref["tokens"],
         "heads": len(diffs),
         "attnscope": {"wall_s": mine_run.wall_s, "cpu_s": mine_run.cpu_s, "peak_rss_mb": mine_run.peak_rss_mb},
@@ -136,6 +140,14 @@ def pair(args: argparse.Namespace, folder: str, prompt: str, target: str, out: P
         "baseline": {"attnscope": mine["baseline"], "reference": ref["baseline"]},
         "load_average": [load_before, load_average()],
     }
+    if before_run is not None:
+        result["before"] = {
+            "wall_s": before_run.wall_s,
+            "cpu_s": before_run.cpu_s,
+            "peak_rss_mb": before_run.peak_rss_mb,
+            "same_json": before_run.stdout == mine_run.stdout,
+        }
+    return result
 
 
 def summary(prompt: str, target: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -147,6 +159,12 @@ def summary(prompt: str, target: str, runs: list[dict[str, Any]]) -> dict[str, A
 
     mine = {key: med("attnscope", key) for key in ("wall_s", "cpu_s", "peak_rss_mb")}
     ref = {key: med("reference", key) for key in ("wall_s", "cpu_s", "peak_rss_mb", "compute_s")}
+    before: dict[str, Any] = {}
+    if "before" in runs[0]:
+        before = {key: med("before", key) for key in ("wall_s", "cpu_s", "peak_rss_mb")}
+        before["time_ratio"] = median([run["before"]["wall_s"] / run["reference"]["wall_s"] for run in runs])
+        before["cpu_ratio"] = median([run["before"]["cpu_s"] / run["reference"]["cpu_s"] for run in runs])
+        before["same_json"] = all(run["before"]["same_json"] for run in runs)
     return {
         "prompt": prompt,
         "target": target,
@@ -159,6 +177,7 @@ def summary(prompt: str, target: str, runs: list[dict[str, Any]]) -> dict[str, A
         "rss_ratio": mine["peak_rss_mb"] / ref["peak_rss_mb"],
         "max_abs_diff": max(run["max_abs_diff"] for run in runs),
         "load_average": [min(min(run["load_average"]) for run in runs), max(max(run["load_average"]) for run in runs)],
+        **({"before": before} if before else {}),
         "runs": runs,
     }
 
@@ -178,6 +197,12 @@ def table(report: dict[str, Any], name: str) -> list[str]:
     ]
     for row in report["prompts"]:
         a, r, low, high = row["attnscope"], row["reference"], *row["load_average"]
+        if "before" in row:
+            b = row["before"]
+            md.append(
+                f"| {row['tokens']} | attnscope before | {b['wall_s']:.1f} | {b['cpu_s']:.1f} | {b['peak_rss_mb']:.0f} "
+                f"| {b['time_ratio']:.2f} | {b['cpu_ratio']:.2f} | |"
+            )
         md.append(
             f"| {row['tokens']} | attnscope ablate | {a['wall_s']:.1f} | {a['cpu_s']:.1f} | {a['peak_rss_mb']:.0f} "
             f"| {row['time_ratio']:.2f} | {row['cpu_ratio']:.2f} | {low:.1f}-{high:.1f} |"
@@ -190,6 +215,7 @@ def table(report: dict[str, Any], name: str) -> list[str]:
         md.append(
             f"{row['tokens']} tokens: RSS ratio {row['rss_ratio']:.2f}, largest |effect difference| "
             f"{row['max_abs_diff']:.2e} over {row['heads']} heads"
+            + ("" if "before" not in row else f"; JSON equal to before's: {row['before']['same_json']}")
         )
     return md
 
@@ -206,6 +232,9 @@ def main() -> None:
     parser.add_argument("--name", default="cpu-real-0.5b")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     parser.add_argument("--reference", metavar="FILE", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--before", metavar="REPO", help="also time attnscope from this checkout, first in each repetition"
+    )
     args = parser.parse_args()
     if args.reference:
         reference(args.folder, args.prompt, args.target, args.rows, args.reference)
@@ -225,6 +254,7 @@ def main() -> None:
         "rows_per_batch": args.rows,
         "repeats": args.repeats,
         "cpu_count": os.cpu_count(),
+        **({"before": args.before} if args.before else {}),
     }
     (out / f"ablate-{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
     md = table(report, args.name)

@@ -34,12 +34,14 @@ class Run:
     stderr: str
 
 
-def run_once(cmd: list[str], env: dict[str, str] | None = None, timeout: float | None = None) -> Run:
-    """Run ``cmd`` from the repository root with ``env`` added to this environment, and wait for it."""
+def run_once(
+    cmd: list[str], env: dict[str, str] | None = None, timeout: float | None = None, cwd: Path | None = None
+) -> Run:
+    """Run ``cmd`` from ``cwd`` (the repository root) with ``env`` added to this environment, and wait for it."""
     killed = threading.Event()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env={**os.environ, **(env or {})})
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd or ROOT, env={**os.environ, **(env or {})})
 
         def kill() -> None:
             killed.set()

@@ -49,6 +49,16 @@ def test_batch_size_does_not_change_effects(loaded: Any) -> None:
     assert max_diff(one.effects, many.effects) < 1e-6
 
 
+def test_logits_in_blocks_across_sweeps(loaded: Any, plain: Plain, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows' logits made at the end, a few rows a block across sweeps of another size, give the reference's effects."""
+    from attnscope.core.causal import stack
+
+    vocab = loaded.model.config.vocab_size
+    monkeypatch.setattr(stack, "_LOGITS_BYTES", 4 * vocab * 3)  # at most 3 rows a block
+    got = ablate(loaded, PROMPT, answer=Answer(TARGET), batch_size=5)
+    assert max_diff(got.effects, plain.ablate(PROMPT, TARGET)) < 1e-5
+
+
 def test_prefix_reuse_equals_full_rerun(loaded: Any, plain: Plain) -> None:
     """A sweep joining at layer l from the kept residual gives what running every layer gives."""
     from attnscope.core.causal.stack import Row, Stack
@@ -59,7 +69,7 @@ def test_prefix_reuse_equals_full_rerun(loaded: Any, plain: Plain) -> None:
     metric = resolve_metric(loaded.tokenizer, Answer(TARGET))
     rows = [Row(start=start, hidden=stack.residual[start][0]) for start in range(stack.n_layers)]
     full = plain.logprob(PROMPT, TARGET)
-    for value in stack.sweep(rows, metric):
+    for value in stack.metrics(stack.sweep(rows), metric):
         assert abs(value - full) < 1e-5
 
 

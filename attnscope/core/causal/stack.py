@@ -12,12 +12,16 @@ the capture interface, which runs the model's own sdpa path. Edits are forward (
 output), or per-layer masks.
 
 The metric is read at the last position: log P(target), or logit(target) - logit(foil).
+The clean run keeps the model's logits at the last position only, and the logits of every row
+of :func:`sweeps` are made at the end, many rows to one lm_head call, so that its weights are
+read once for all of them rather than once per sweep.
 This module does not tokenize prompts, load models or print.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +35,8 @@ from attnscope.results.common import Metric
 RowEdit = Callable[[torch.Tensor], None]  # an in-place edit of one batch row's (T, n, D) view
 # A site of a row's edit -> its hook point (capture.hooks): o_proj's input per head, k_proj's or v_proj's output per KV head.
 _POINTS = {"o": "z", "k": "k_proj", "v": "v_proj"}
+# At most this many bytes of fp32 logits at once, when :func:`sweeps` turns its rows' final states into metrics.
+_LOGITS_BYTES = 128 << 20
 
 
 def measure(logits: torch.Tensor, metric: Metric) -> torch.Tensor:
@@ -92,6 +98,7 @@ class Stack:
         self.rows: list[torch.Tensor] = []
         self.calls: list[dict[str, Any]] = []  # per layer: the keyword arguments the model gave it
         self.masks: list[Any] = []  # per layer: the mask the model gave it (None: sdpa's own causal mask)
+        self.clean_logits: torch.Tensor | None = None  # (1, V) fp32: the clean run's, at the last position
         with torch.no_grad():
             self._clean(rows, what)
 
@@ -105,7 +112,10 @@ class Stack:
         n, last = self.n_layers, self.n_layers - 1
         with hooks.Run(self.anatomy, positions=torch.tensor([[self.length - 1]])) as run:
             run.read("resid_pre.*", f"resid_post.{last}", "z.*", "k_proj.*", "v_proj.*", *(["rows.*"] if rows else []))
-            out = run.forward(self.ids, torch.ones_like(self.ids), inference=False, full=True)
+            keep: dict[str, Any] = (
+                {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(self.model.forward).parameters else {}
+            )
+            out = run.forward(self.ids, torch.ones_like(self.ids), inference=False, full=True, **keep)
         self.residual = [run[f"resid_pre.{layer}"] for layer in range(n)] + [run[f"resid_post.{last}"]]
         self.calls = [run.calls[f"resid_pre.{layer}"] for layer in range(n)]
         # (1, T, n, D) -> (1, T, n * D): views of what o_proj read and k_proj/v_proj wrote
@@ -115,6 +125,7 @@ class Stack:
         self.masks = [call.get("attention_mask") for call in self.calls]
         own = out.logits[:, -1].float()
         mine = self.logits(self.residual[-1])
+        self.clean_logits = mine
         gap = float((own - mine).abs().max())
         if gap > 1e-4 * max(1.0, float(own.abs().max())):
             raise AttnscopeError("causal_logits", what=what, model_type=self.anatomy.model_type, gap=f"{gap:.2g}")
@@ -140,18 +151,19 @@ class Stack:
 
     def baseline(self, metric: Metric) -> float:
         """The metric on the clean run."""
-        with torch.no_grad():
-            return float(measure(self.logits(self.residual[-1]), metric)[0])
+        assert self.clean_logits is not None
+        return float(measure(self.clean_logits, metric)[0])
 
     def heads_view(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, n * head_dim) -> (B, T, n, head_dim), sharing storage."""
         return x.view(x.shape[0], x.shape[1], -1, self.head_dim)
 
-    def sweep(self, rows: Sequence[Row], metric: Metric) -> list[float]:
-        """The metric of each row: one pass over the layers from the first row's start, each row
-        joining at its own start layer; every edit touches only its own row."""
+    def sweep(self, rows: Sequence[Row]) -> torch.Tensor:
+        """(len(rows), hidden): each row's output of the last layer at the last position, in the
+        order of ``rows``. One pass over the layers from the first row's start, each row joining
+        at its own start layer; every edit touches only its own row."""
         if not rows:
-            return []
+            return torch.zeros(0, self.residual[0].shape[-1], device=self.device, dtype=self.residual[0].dtype)
         order = sorted(range(len(rows)), key=lambda i: rows[i].start)
         ordered = [rows[i] for i in order]
         starts = [r.start for r in ordered]
@@ -163,22 +175,37 @@ class Stack:
                     new = torch.stack(joining)
                     hidden = new if hidden is None else torch.cat([hidden, new])
                 assert hidden is not None
-                n = hidden.shape[0]
-                site_edits = [(b, e) for b, r in enumerate(ordered[:n]) for e in r.edits.get(index, [])]
-                masked = [b for b, r in enumerate(ordered[:n]) if index in r.cuts]
-                mask = self._mask_for(index, ordered[:n], masked) if masked else None
-                if site_edits:
-                    with hooks.Run(self.anatomy) as run:
-                        self._row_edits(run, index, site_edits)
-                        hidden = self.layer(index, hidden, mask)
-                else:
-                    hidden = self.layer(index, hidden, mask)
+                hidden = self._step(index, hidden, ordered[: hidden.shape[0]])
             assert hidden is not None
-            values = measure(self.logits(hidden), metric).tolist()
-        out = [0.0] * len(rows)
-        for b, i in enumerate(order):
-            out[i] = float(values[b])
+        out = torch.empty_like(hidden[:, -1])
+        out[torch.tensor(order, device=out.device)] = hidden[:, -1]  # back to the order of ``rows``
         return out
+
+    def _step(self, index: int, hidden: torch.Tensor, rows: Sequence[Row]) -> torch.Tensor:
+        """Layer ``index`` of a sweep on ``hidden`` (B, T, hidden), batch row b being ``rows[b]``, with
+        each row's edits and cuts of that layer."""
+        site_edits = [(b, e) for b, r in enumerate(rows) for e in r.edits.get(index, [])]
+        masked = [b for b, r in enumerate(rows) if index in r.cuts]
+        mask = self._mask_for(index, rows, masked) if masked else None
+        if not site_edits:
+            return self.layer(index, hidden, mask)
+        with hooks.Run(self.anatomy) as run:
+            self._row_edits(run, index, site_edits)
+            return self.layer(index, hidden, mask)
+
+    def metrics(self, finals: torch.Tensor, metric: Metric) -> list[float]:
+        """The metric of each row of ``finals`` (B, hidden), the last layer's outputs at the last
+        position: logits for as many rows at once as ``_LOGITS_BYTES`` allows, in blocks of even size."""
+        vocab = int(self.clean_logits.shape[-1]) if self.clean_logits is not None else 1
+        most = max(1, _LOGITS_BYTES // (4 * vocab))
+        blocks = -(-finals.shape[0] // most)  # ceil
+        block = max(1, -(-finals.shape[0] // max(1, blocks)))
+        values: list[float] = []
+        with torch.no_grad():
+            for at in range(0, finals.shape[0], block):
+                part = finals[at : at + block]
+                values += measure(self.anatomy.logits(part).float(), metric).tolist()
+        return values
 
     def _row_edits(self, run: hooks.Run, index: int, edits: list[tuple[int, tuple[str, RowEdit]]]) -> None:
         """Each row's edits of layer ``index``, at the hook point of its site, touching its own batch row."""
@@ -225,13 +252,14 @@ def frozen(model: torch.nn.Module) -> Iterator[None]:
 
 
 def sweeps(rows: Sequence[Row], metric: Metric, stack: Stack, batch: int) -> list[float]:
-    """The metric of every row, ``batch`` rows a sweep, rows taken in order of their start layer."""
+    """The metric of every row, ``batch`` rows a sweep, rows taken in order of their start layer;
+    the logits of all of them made at the end (:meth:`Stack.metrics`)."""
     order = sorted(range(len(rows)), key=lambda i: rows[i].start)
+    finals = [stack.sweep([rows[i] for i in order[at : at + batch]]) for at in range(0, len(order), max(1, batch))]
+    values = stack.metrics(torch.cat(finals), metric) if finals else []
     out = [0.0] * len(rows)
-    for at in range(0, len(order), max(1, batch)):
-        chunk = order[at : at + batch]
-        for i, v in zip(chunk, stack.sweep([rows[i] for i in chunk], metric), strict=True):
-            out[i] = v
+    for i, v in zip(order, values, strict=True):
+        out[i] = v
     return out
 
 

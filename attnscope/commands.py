@@ -73,6 +73,7 @@ COMMANDS: tuple[Command, ...] = (
     _analysis("patch", "PatchResult", 1, figure=True, core="attnscope.core.causal.patch"),
     _analysis("flow", "FlowResult", 1, figure=True, core="attnscope.core.causal.flow"),
     Command("explore", cli="attnscope.cli.explore:explore_cmd", core="attnscope.core.explore:explore"),
+    Command("tui", cli="attnscope.cli.tui:tui_cmd"),  # a browser of several analyses, no result of its own
 )
 
 

@@ -149,6 +149,8 @@ CODES: dict[str, ExitCode] = {
             "file_json_cut",
             "file_json",
             "file_not_result",
+            "tui_resume_format",
+            "tui_resume_read",
             "file_edited",
             "file_fields",
             "no_schema",

@@ -23,7 +23,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from attnscope.cli.exits import run_mapped
-from attnscope.cli.options import OptionGroup, Output
+from attnscope.cli.options import Language, OptionGroup, Output
 from attnscope.cli.terminal import Terminal
 from attnscope.errors import AttnscopeError
 
@@ -34,7 +34,7 @@ def command(fn: F) -> F:
     """``fn`` with its option groups expanded, its terminal given and its errors mapped."""
     params, groups, terminal_param = _signature(fn)
     flags = {p.name: flag for p in params if (flag := option_flag(p.annotation)) is not None}
-    has_output = any(issubclass(group, Output) for group, _ in groups.values())
+    has_output = any(issubclass(group, (Output, Language)) for group, _ in groups.values())
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:

@@ -283,6 +283,19 @@ def _token(text: str | None, given: int | None, name: str) -> str | int | None:
 
 
 @dataclasses.dataclass(frozen=True)
+class Language(OptionGroup):
+    """The language of a command that writes no result (``tui``): its screens and its stderr lines."""
+
+    lang: LangOpt = None
+
+    def check(self) -> Any:
+        """--lang (or $ATTNSCOPE_LANG) as a ``render.i18n.Lang``."""
+        from attnscope.render.i18n import check_lang, default_lang
+
+        return check_lang(self.lang, "lang") if self.lang else default_lang()
+
+
+@dataclasses.dataclass(frozen=True)
 class Output(OptionGroup):
     """Where the result goes: the view (and its SVG/HTML copies) or one JSON document."""
 

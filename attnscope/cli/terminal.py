@@ -8,7 +8,6 @@ it is on the ``--help`` path.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -121,6 +120,7 @@ def warning_line(warning: Any, lang: str) -> str:
 
 def write_json(doc: dict[str, Any]) -> None:
     """One JSON document on stdout, in one write, only after everything succeeded."""
-    text = json.dumps(doc, ensure_ascii=False)
-    sys.stdout.write(text + "\n")
+    from attnscope.results import json_text
+
+    sys.stdout.write(json_text(doc))
     sys.stdout.flush()

@@ -92,12 +92,15 @@ def decode(
     heads: Sequence[int] | None = None,
     keep_rows: bool = True,
     on_token: Callable[[list[int]], None] | None = None,
+    on_rows: Callable[[torch.Tensor], None] | None = None,
 ) -> Decoded:
     """Generate up to ``max_new_tokens`` after ``ids`` with the KV cache, one forward per token.
 
     With ``keep_rows`` each step keeps the new token's rows for ``layers`` (default all)
     and ``heads`` (default all), captured inside that step's own forward. ``on_token`` is
-    called with the new ids after each step. KeyboardInterrupt becomes :class:`Interrupted`.
+    called with the new ids after each step, ``on_rows`` before it with that step's rows (layer, head,
+    keys) when they are kept. KeyboardInterrupt, from Ctrl-C or raised by either callback to stop,
+    becomes :class:`Interrupted`.
     """
     engine.prepare(model)
     n_layers = int(model.config.num_hidden_layers)
@@ -136,6 +139,8 @@ def decode(
                     order = sorted(request.layers)
                     keys = len(ids) + len(new)  # every key so far, the new token's own included
                     rows.append(torch.stack([_every_key(captured.rows[layer][0, :, 0, :], keys) for layer in order]))
+                    if on_rows is not None:
+                        on_rows(rows[-1])
                 new.append(token)
                 probs.append(float(dist[token]))
                 if on_token is not None:

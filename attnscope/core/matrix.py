@@ -23,6 +23,7 @@ from attnscope.core.prompt.spec import ChatSpec, one, one_of
 from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
+from attnscope.results.common import ModelInfo
 from attnscope.results.derive import F32, group_cells, shares, total
 from attnscope.results.matrix import By, MatrixResult, MatrixView
 from attnscope.results.weights import Measure
@@ -120,12 +121,29 @@ def matrix(
     got = engine.run(loaded.model, ids, torch.ones_like(ids), request)
     engine.check_finite(got.rows, heads=[head_i])  # rows hold only this head: name it by its model index
     rows = got.rows[layer_i][0, 0]  # (P, end): the one head's rows
+    value_norms = got.norms[layer_i][0, head_i, :end] if measure == "norm" else None  # (end,): ||f_h(x_j)||
+    return matrix_result(info, enc, layer_i, head_i, rows, (start, end), by, value_norms, max_groups)
+
+
+def matrix_result(
+    info: ModelInfo,
+    enc: Encoded,
+    layer: int,
+    head: int,
+    rows: torch.Tensor,
+    window: tuple[int, int],
+    by: By,
+    value_norms: torch.Tensor | None = None,
+    max_groups: int = MAX_GROUPS,
+) -> MatrixResult:
+    """The result from one head's rows (P, end) fp32 over query positions ``window`` = (start, end);
+    with ``value_norms`` (end,) ||f_h(x_j)|| the grid shows each key's share of ||alpha f|| (measure
+    norm). The rows alone make it, so a browser that holds them (``attnscope tui``) builds it too."""
+    start, end = window
     weights = as_array(rows[:, start:end])  # (P, P)
     before = total(as_array(rows[:, :start]), -1)  # (P,)
-    value_norms = None
     shown = as_array(rows)
-    if measure == "norm":
-        value_norms = got.norms[layer_i][0, head_i, :end]  # (end,): ||f_h(x_j)|| of this head
+    if value_norms is not None:
         shown = shares(as_array(rows * value_norms[None, :]))  # (P, end): each row's share of ||alpha f||
     view = make_view(enc, shown[:, start:end], total(shown[:, :start], -1), start, end, by, max_groups)
     groups = info.num_attention_heads // info.num_key_value_heads
@@ -136,13 +154,13 @@ def matrix(
         tokens=enc.tokens,
         words=enc.words,
         by=by,
-        layer=layer_i,
-        head=head_i,
-        kv_head=head_i // groups,
+        layer=layer,
+        head=head,
+        kv_head=head // groups,
         window=[start, end],
         weights=weights.tolist(),
         before=before.tolist(),
         view=view,
-        measure=measure,
+        measure="weight" if value_norms is None else "norm",
         value_norms=None if value_norms is None else value_norms.tolist(),
     )

@@ -56,6 +56,13 @@ class Result:
         return out
 
 
+def json_text(doc: dict[str, Any]) -> str:
+    """A JSON document as the CLI prints it with ``--json``: one line, non-ASCII kept, then a newline."""
+    import json
+
+    return json.dumps(doc, ensure_ascii=False) + "\n"
+
+
 def json_name(f: dataclasses.Field[Any]) -> str:
     """A field's key in JSON: its name, or ``metadata["json"]`` where the key is a Python keyword (``from``)."""
     name: str = f.metadata.get("json", f.name)

@@ -265,6 +265,27 @@ def heads_numbers(rows: F32, key: Sequence[int], groups: int, top: int) -> tuple
     ]
 
 
+@dataclass(frozen=True)
+class HeadRows:
+    """What ``attnscope tui``'s heads table lists of each head's query row, all (L, H)."""
+
+    on_key: F32  # the weight on the key span, summed over its tokens (as ``heads`` scores it)
+    top: npt.NDArray[np.intp]  # the key position with the largest weight (the first of equals)
+    entropy: F32  # -sum_j alpha_j log alpha_j in nats (``stats``' entropy of one row)
+    first: F32  # the weight on position 0 (the sink share of the row)
+
+
+def head_rows(rows: F32, key: Sequence[int]) -> HeadRows:
+    """rows (L, H, K): every head's row of one query over keys 0..K-1; ``key``: the key span's positions."""
+    logs = np.log(np.where(rows > 0, rows, np.float32(1.0)), dtype=np.float32)  # 0 log 0 = 0
+    return HeadRows(
+        on_key=key_scores(rows, key),
+        top=np.asarray(rows.argmax(axis=-1), dtype=np.intp),
+        entropy=np.asarray(-total(rows * logs, -1), dtype=np.float32),
+        first=np.asarray(rows[..., 0], dtype=np.float32),
+    )
+
+
 STRONG = 0.5  # heads: a head "looks at the key" when more than half of its weight is on it
 
 

@@ -451,6 +451,14 @@ OTHER_COMMANDS = [
     (["reuse", "", "x", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
     (["reuse", SEED, "", "--model", "{m}"], ExitCode.USAGE, "the suffix is empty"),
     (["reuse", SEED, "x", "--repeat", "50", "--model", "{m}"], ExitCode.USAGE, "max_position_embeddings (128)"),
+    (["tui", "", "--model", "{m}"], ExitCode.USAGE, "the prompt is empty"),
+    (["tui", SEED, "-q", "바나나", "--model", "{m}"], ExitCode.USAGE, "'바나나' is not in the prompt"),
+    (["tui", SEED, "--key", "먹었다", "-q", "그것을", "--model", "{m}"], ExitCode.USAGE, "--key"),
+    (["tui", SEED, "--max-new-tokens", "0", "--model", "{m}"], ExitCode.USAGE, "--max-new-tokens"),
+    (["tui", "--model", "{m}"], ExitCode.USAGE, "give a PROMPT, --messages FILE or --resume FILE"),
+    (["tui", SEED, "--resume", "x.npz"], ExitCode.USAGE, "--resume reopens a saved session"),
+    (["tui", "--resume", "./no-such-session.npz"], ExitCode.INPUT_FILE, "cannot read ./no-such-session.npz"),
+    (["tui", SEED, "--model", "./no-such-folder"], ExitCode.MODEL, "no such file or folder"),
 ]
 
 

@@ -179,7 +179,7 @@ def run_batch(
         out = []
         for r, row in zip(group, rows, strict=True):
             try:
-                result = weights_result(loaded, r.enc, r.query, row, layers, heads, view, r.warnings)
+                result = weights_result(loaded.info, r.enc, r.query, row, layers, heads, view, r.warnings)
             except AttnscopeError as exc:
                 out.append(Outcome(r.item.line, error=line_error(r.item.line, exc)))
                 continue

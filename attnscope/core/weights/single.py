@@ -22,7 +22,7 @@ from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, one_of
 from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
-from attnscope.results.common import Query, ResultWarning
+from attnscope.results.common import ModelInfo, Query, ResultWarning
 from attnscope.results.derive import weight_keys, weights_numbers
 from attnscope.results.weights import Measure, WeightsResult, WeightsView
 
@@ -61,7 +61,7 @@ def query_rows_norm(
 
 
 def weights_result(
-    loaded: Loaded,
+    info: ModelInfo,
     enc: Encoded,
     query: Query,
     rows: torch.Tensor,
@@ -75,9 +75,10 @@ def weights_result(
     """Build the result from one sequence's rows (len(layers), all heads, query + 1).
 
     With ``norms`` ((len(layers), all heads, query + 1) ||f_h(x_j)||), the charts show each
-    key's share of ||alpha_ij f_h(x_j)|| instead of the raw weight.
+    key's share of ||alpha_ij f_h(x_j)|| instead of the raw weight. ``info`` is the model's
+    (``loaded.info``): the rows alone make the result, so a browser that holds them (``attnscope tui``)
+    builds it without the model.
     """
-    info = loaded.info
     groups = info.num_attention_heads // info.num_key_value_heads
     q = query.index
     raw = rows[:, heads, :]  # (L, Hsel, q+1)
@@ -143,6 +144,6 @@ def weights(
     q = pick_query(enc, query, warnings)
     if measure == "norm":
         rows, norms, completeness = query_rows_norm(loaded, enc, q.index, layers)
-        return weights_result(loaded, enc, q, rows, layers, heads, view, warnings, norms, completeness)
+        return weights_result(info, enc, q, rows, layers, heads, view, warnings, norms, completeness)
     (rows,) = query_rows(loaded, [enc], [q.index], layers)
-    return weights_result(loaded, enc, q, rows, layers, heads, view, warnings)
+    return weights_result(info, enc, q, rows, layers, heads, view, warnings)

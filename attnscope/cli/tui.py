@@ -9,7 +9,6 @@ only once its arguments are checked: without it the command says how to install 
 from __future__ import annotations
 
 import importlib.util
-
 from typing import Annotated
 
 import typer

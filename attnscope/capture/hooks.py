@@ -20,6 +20,12 @@ name                  shape                what it is
 ``head_out.l``        (B, T, H, hidden)    each head's contribution: its slice of o_proj's input
                                            through its columns of o_proj (o_proj's output is
                                            their sum plus the bias)
+``q_in.l``            (B, T, H, hidden)    the residual stream each query head's q_proj slice reads,
+                                           before the layer's attention input norm (one view per
+                                           head, no copy); an edit or a kept gradient gives each
+                                           head its own input, the norm applied to it
+``k_in.l``, ``v_in.l``  (B, T, KV, hidden)   the same for k_proj and v_proj, one per KV head (never
+                                           per query head)
 ``k_proj.l``          (B, T, KV, D)        what k_proj wrote, per KV head (before RoPE)
 ``v_proj.l``          (B, T, KV, D)        what v_proj wrote, per KV head
 ``q.l``               (B, H, T, D)         the query after RoPE, per query head
@@ -84,7 +90,8 @@ _MODULE_POINTS: dict[str, tuple[Callable[[Layer], Any], str, str | None]] = {
     "v_proj": (lambda layer: layer.v, "output", "kv"),
 }
 _ENGINE_POINTS = ("q", "k", "v")
-POINTS = (*_MODULE_POINTS, "head_out", *_ENGINE_POINTS, "mask", "rows", "logits")
+_INPUT_POINTS = ("q_in", "k_in", "v_in")  # each head's own projection input, before the attention's input norm
+POINTS = (*_MODULE_POINTS, "head_out", *_INPUT_POINTS, *_ENGINE_POINTS, "mask", "rows", "logits")
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,8 @@ def _has(body: Anatomy, kind: str, layer: Layer) -> bool:
     """Whether ``layer`` has the point ``kind`` (a linear-attention layer has no q, k, v, rows, heads)."""
     if kind in _MODULE_POINTS:
         return _MODULE_POINTS[kind][0](layer) is not None
+    if kind in _INPUT_POINTS:
+        return layer.norms.attn_pre is not None and getattr(layer, kind[0]) is not None
     return layer.attn is not None and (kind != "head_out" or layer.o is not None)
 
 
@@ -145,6 +154,8 @@ class Run:
         self._kept_layers: set[int] = set()  # layers whose q, k, v or z are kept (the memory guard counts them)
         self._module_layers: set[int] = set()  # layers of the module points (stop=True stops after the last)
         self._logits = False
+        self._stash: dict[int, torch.Tensor] = {}  # each layer's attention-norm input, for the q/k/v_in points
+        self._norming = False
         self._grads = 0
         self._open = False
 
@@ -215,6 +226,8 @@ class Run:
             self._handles.append(self.anatomy.model.register_forward_hook(self._logits_hook(point, action, fn)))
         elif point.kind == "head_out":
             self._handles.append(self._head_out(point, action, fn))
+        elif point.kind in _INPUT_POINTS:
+            self._handles.extend(self._proj_in(point, action, fn))
         else:
             self._handles.append(self._module_hook(point, action, fn))
 
@@ -292,6 +305,44 @@ class Run:
             return summed if o_proj.bias is None else summed + o_proj.bias
 
         return o_proj.register_forward_hook(after)
+
+    def _proj_in(self, point: Point, action: str, fn: Edit | None) -> list[Any]:
+        """A q/k/v projection's input per head, before the layer's attention input norm: a pre-hook on
+        that norm keeps its input; the projection's hook hands it on as one view per head and, for
+        an edit or a kept gradient, computes the projection from each head's own (normed) input."""
+        assert point.layer is not None
+        layer = self.anatomy.layers[point.layer]
+        norm, proj = layer.norms.attn_pre, getattr(layer, point.kind[0])
+        if norm is None or proj is None:
+            raise AttnscopeError("hook_missing", layer=point.layer, model_type=self.anatomy.model_type, kind=point.kind)
+        d, index, name = self.anatomy.head_dim, point.layer, point.name
+        n = proj.out_features // d
+
+        def keep(_m: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            if not self._norming:
+                self._stash[index] = args[0] if args else kwargs["hidden_states"]
+
+        def after(_m: Any, _args: Any, out: torch.Tensor) -> Any:
+            x = self._stash[index]
+            seen = x.unsqueeze(-2).expand(*x.shape[:-1], n, x.shape[-1])  # (B, T, hidden) -> (B, T, n, hidden)
+            new = self._act(name, seen, action, fn, None)
+            if action in ("read", "watch"):
+                return None
+            self._norming = True
+            try:
+                normed = norm(new)  # (B, T, n, hidden): the model's own norm, per head
+            finally:
+                self._norming = False
+            w = proj.weight.view(n, d, proj.in_features)  # (n, D, hidden)
+            heads = torch.einsum("btni,ndi->btnd", normed, w)  # (B, T, n, D)
+            if proj.bias is not None:
+                heads = heads + proj.bias.view(n, d)
+            return heads.reshape(*heads.shape[:-2], n * d)  # (B, T, n * D)
+
+        return [
+            norm.register_forward_pre_hook(keep, with_kwargs=True),
+            proj.register_forward_hook(after),
+        ]
 
     def _tap(self, point: Point, action: str, fn: Edit | None) -> Callable[[engine.Handed], None]:
         kind, name = point.kind, point.name

@@ -292,3 +292,84 @@ def test_the_memory_guard_counts_only_the_layers_whose_qkv_or_z_are_kept(case: C
     with hooks.Run(body) as run:
         run.read(f"q.{attention[-1]}", f"z.{attention[0]}", "mask.*")
         assert run.request().kept == frozenset({attention[0], attention[-1]})
+
+
+def _proj_reference(block: Any, kind: str, x: torch.Tensor, inputs: torch.Tensor, d: int) -> torch.Tensor:
+    """q/k/v_proj's output where head ``n`` reads ``inputs[..., n, :]`` (pre-norm), by plain F.linear
+    on the full rows of each head's own normed input, the head's slice kept."""
+    proj = getattr(block.self_attn, f"{kind}_proj")
+    parts = []
+    for n in range(inputs.shape[-2]):
+        full = torch.nn.functional.linear(block.input_layernorm(inputs[..., n, :]), proj.weight, proj.bias)
+        parts.append(full[..., n * d : (n + 1) * d])
+    return torch.cat(parts, dim=-1)
+
+
+@pytest.mark.parametrize("kind", ["q", "k", "v"])
+def test_each_heads_projection_input_reads_edits_and_keeps_gradients_as_plain_hooks(
+    loaded: Any, tokenizer: Any, kind: str
+) -> None:
+    """``q_in``/``k_in``/``v_in``: the input of the layer's attention norm, one view per query head
+    (q) or per KV head (k, v); an edit of one head's input changes the logits as a plain hook on the
+    projection that recomputes that head's slice from its own input; the kept gradient of each head's
+    input is ``torch.autograd.grad`` through such a hook."""
+    model = loaded.model
+    body = anatomy.of(model)
+    ids = torch.tensor([tokenizer(SEED)["input_ids"]])
+    layer, d = 1, body.head_dim
+    n = body.n_heads if kind == "q" else body.n_kv
+    block = model.model.layers[layer]
+    seen: dict[str, torch.Tensor] = {}
+    grab = block.input_layernorm.register_forward_pre_hook(lambda _m, a: seen.update(x=a[0].detach().clone()))
+    try:
+        run = hooks.capture(body, ids, torch.ones_like(ids), [f"{kind}_in.{layer}"])
+    finally:
+        grab.remove()
+    got = run[f"{kind}_in.{layer}"]
+    assert got.shape == (1, ids.shape[1], n, body.hidden)
+    for head in range(n):
+        assert torch.equal(got[0, :, head], seen["x"][0])
+
+    shift = torch.zeros(n, body.hidden)
+    shift[n - 1] = 0.7  # the last head's input moved, the others as they were
+
+    with hooks.Run(body) as run:
+        run.edit(f"{kind}_in.{layer}", lambda x: x + shift)
+        edited = run.forward(ids, torch.ones_like(ids), full=True).logits
+    proj = getattr(block.self_attn, f"{kind}_proj")
+    stash: dict[str, torch.Tensor] = {}
+    keep = block.input_layernorm.register_forward_pre_hook(lambda _m, a: stash.update(x=a[0]))
+    swap = proj.register_forward_hook(
+        lambda _m, _a, _o: _proj_reference(block, kind, stash["x"], stash["x"].unsqueeze(-2) + shift, d)
+    )
+    try:
+        with torch.no_grad():
+            expect = model(input_ids=ids, use_cache=False).logits
+    finally:
+        swap.remove()
+        keep.remove()
+    with torch.no_grad():
+        clean = model(input_ids=ids, use_cache=False).logits
+    assert not torch.allclose(edited, clean, atol=1e-4)
+    assert torch.allclose(edited, expect, atol=1e-5)
+
+    with hooks.Run(body) as run:
+        run.grad(f"{kind}_in.{layer}")
+        _metric(run.forward(ids, torch.ones_like(ids), full=True).logits).backward()
+        grads = run.gradient(f"{kind}_in.{layer}")
+    model.zero_grad(set_to_none=True)
+    zero = torch.zeros(1, ids.shape[1], n, body.hidden, requires_grad=True)
+    keep = block.input_layernorm.register_forward_pre_hook(lambda _m, a: stash.update(x=a[0]))
+    swap = proj.register_forward_hook(
+        lambda _m, _a, _o: _proj_reference(block, kind, stash["x"], stash["x"].unsqueeze(-2) + zero, d)
+    )
+    try:
+        with torch.enable_grad():
+            (reference,) = torch.autograd.grad(_metric(model(input_ids=ids, use_cache=False).logits), zero)
+    finally:
+        swap.remove()
+        keep.remove()
+    model.zero_grad(set_to_none=True)
+    assert float(reference[0, :, 0].abs().max()) > 0 and float(reference[0, :, -1].abs().max()) > 0
+    assert not torch.allclose(reference[0, :, 0], reference[0, :, -1])  # heads see different gradients
+    assert torch.allclose(grads, reference, atol=1e-6, rtol=1e-5)

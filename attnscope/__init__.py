@@ -66,6 +66,9 @@ _LAZY = {
     "knockout": ("attnscope.core.causal.knockout", "knockout"),
     "patch": ("attnscope.core.causal.patch", "patch"),
     "flow": ("attnscope.core.causal.flow", "flow"),
+    "circuit": ("attnscope.core.causal.circuit", "circuit"),
+    "CircuitConfig": ("attnscope.core.causal.circuit", "CircuitConfig"),
+    "pairs": ("attnscope.core.causal.pairs", "pairs"),
     # their typed arguments
     "Selection": ("attnscope.core.prompt.spec", "Selection"),
     "IndexRange": ("attnscope.core.prompt.spec", "IndexRange"),
@@ -81,8 +84,10 @@ _LAZY = {
 if TYPE_CHECKING:  # the same names for type checkers and editors, which do not run __getattr__
     from attnscope.capture.engine import load
     from attnscope.core.causal.ablate import ablate
+    from attnscope.core.causal.circuit import CircuitConfig, circuit
     from attnscope.core.causal.flow import flow
     from attnscope.core.causal.knockout import knockout
+    from attnscope.core.causal.pairs import pairs
     from attnscope.core.causal.patch import patch
     from attnscope.core.explain import explain
     from attnscope.core.explore import explore

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from attnscope.results import Result
 from attnscope.results import derive as d
 from attnscope.results.ablate import AblateResult
+from attnscope.results.circuit import CircuitResult, MethodRun
 from attnscope.results.flow import FlowResult
 from attnscope.results.generate import GenerateResult, GenerateStep
 from attnscope.results.heads import HeadsResult
@@ -398,4 +399,83 @@ def _stats(r: StatsResult) -> str | None:
     counted = {int(v) for row in r.stats["sink"].n for v in row}
     if counted != {r.corpus.positions}:
         return f"stats.sink: n is {sorted(counted)}, but the corpus counted {r.corpus.positions} positions"
+    return None
+
+
+# --- circuit ----------------------------------------------------------------------------
+
+
+def _far_nan(a: float | None, b: float | None) -> bool:
+    """Two derived numbers disagree (NaN agrees with NaN, None with None)."""
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) != math.isnan(b)
+    return _far(a, b)
+
+
+def _circuit_run(r: CircuitResult, run: MethodRun, weights: npt.NDArray[np.float64]) -> str | None:
+    n = len(r.pairs.used)
+    if any(len(p.pair_metric) != n for p in run.curve):
+        return f"{run.method}: a curve point's pair_metric is not one value per pair ({n})"
+    again = d.curve_numbers(
+        r.pair_clean, r.pair_corrupt, [p.pair_metric for p in run.curve], [p.fraction for p in run.curve], weights
+    )
+    for i, p in enumerate(run.curve):
+        for name, have, want in (
+            ("metric", p.metric, again.metric[i]),
+            ("faithfulness", p.faithfulness, again.faithfulness[i]),
+            ("ci_low", p.ci_low, again.ci[i][0]),
+            ("ci_high", p.ci_high, again.ci[i][1]),
+        ):
+            if _far_nan(have, want):
+                return f"{run.method}: the {name} at {p.fraction:g} is {have:.6g}, but its pair metrics give {want:.6g}"
+    areas: list[tuple[str, float | None, float]] = [
+        ("cpr", run.cpr, again.cpr),
+        ("cmd", run.cmd, again.cmd),
+        ("cpr_ci low", run.cpr_ci[0] if run.cpr_ci else None, again.cpr_ci[0]),
+        ("cpr_ci high", run.cpr_ci[1] if run.cpr_ci else None, again.cpr_ci[1]),
+        ("cmd_ci low", run.cmd_ci[0] if run.cmd_ci else None, again.cmd_ci[0]),
+        ("cmd_ci high", run.cmd_ci[1] if run.cmd_ci else None, again.cmd_ci[1]),
+    ]
+    for name, stored, want in areas:
+        if _far_nan(stored, want):
+            return f"{run.method}: {name} is {stored}, but its curve gives {want:.6g}"
+    return None
+
+
+@problem.register
+def _circuit(r: CircuitResult) -> str | None:
+    n = len(r.pairs.used)
+    if len(r.pair_clean) != n or len(r.pair_corrupt) != n:
+        return f"pair_clean and pair_corrupt are not one value per pair ({n})"
+    if _far(r.clean, float(np.mean(r.pair_clean))) or _far(r.corrupt, float(np.mean(r.pair_corrupt))):
+        return "clean or corrupt is not the mean of its pair metrics"
+    weights = d.poisson_weights(r.seed, r.pairs.used, r.bootstrap)
+    runs = (
+        []
+        if r.method is None
+        else [MethodRun(r.method, r.edges, r.curve, r.cpr or 0.0, r.cmd or 0.0, r.cpr_ci, r.cmd_ci)]
+    ) + list(r.compare)
+    for run in runs:
+        found = _circuit_run(r, run, weights)
+        if found is not None:
+            return found
+    for c in r.check:
+        if _far(c.exact, d.check_exact(r.pair_clean, c.pair_metric)):
+            return f"check: the exact effect of edge {c.index} does not follow from its pair metrics"
+    rho = d.spearman([c.estimate for c in r.check], [c.exact for c in r.check]) if r.check else None
+    if _far_nan(rho, r.check_correlation):
+        return f"check_correlation is {r.check_correlation}, but the checked edges give {rho}"
+    e = r.evaluation
+    if e is not None:
+        low, high = d.interval(d.replicate_faithfulness(r.pair_clean, r.pair_corrupt, e.pair_metric, weights))
+        for name, have, want in (
+            ("metric", e.metric, float(np.mean(e.pair_metric))),
+            ("faithfulness", e.faithfulness, d.faithfulness(r.pair_clean, r.pair_corrupt, e.pair_metric)),
+            ("ci_low", e.ci_low, low),
+            ("ci_high", e.ci_high, high),
+        ):
+            if _far_nan(have, want):
+                return f"evaluation: the {name} is {have:.6g}, but its pair metrics give {want:.6g}"
     return None

@@ -653,3 +653,133 @@ def massive_first_layers(layers: Sequence[Any]) -> list[int]:
     """The layers where position 0 holds the largest |h| in more than half of the prompts
     (``results.stats.MassiveLayer`` records)."""
     return [m.layer for m in layers if m.prompts and 2 * m.at_first > m.prompts]
+
+
+# -- circuit ----------------------------------------------------------------------------------
+
+
+def poisson_weights(seed: int, lines: Sequence[int], replicates: int) -> npt.NDArray[np.float64]:
+    """(pairs, replicates): each pair's Poisson(1) weight in every bootstrap replicate, seeded by its
+    line as ``stats`` seeds a prompt's, so a pair keeps its weights whatever else the file holds."""
+    if not len(lines):
+        return np.zeros((0, replicates))
+    return np.stack([np.random.default_rng([seed, int(line)]).poisson(1.0, replicates) for line in lines]).astype(
+        np.float64
+    )
+
+
+def faithfulness(clean: Sequence[float], corrupt: Sequence[float], circuit: Sequence[float]) -> float:
+    """(mean circuit - mean corrupt) / (mean clean - mean corrupt), means over pairs (MIB's rule):
+    1 where the circuit's metric is the clean one, 0 where it is the corrupt one."""
+    a, b, c = (np.asarray(x, dtype=np.float64) for x in (clean, corrupt, circuit))
+    top, bottom = float(c.mean() - b.mean()), float(a.mean() - b.mean())
+    return top / bottom if bottom != 0 else float("nan")
+
+
+def replicate_faithfulness(
+    clean: Sequence[float], corrupt: Sequence[float], circuit: Sequence[float], weights: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """(replicates,): the faithfulness of every bootstrap replicate (weighted means; a replicate
+    that weighs no pair, or whose clean and corrupt means meet, is NaN)."""
+    a, b, c = (np.asarray(x, dtype=np.float64) for x in (clean, corrupt, circuit))
+    n = weights.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ma, mb, mc = ((weights * x[:, None]).sum(axis=0) / n for x in (a, b, c))
+        return np.where(n > 0, (mc - mb) / (ma - mb), np.nan)  # type: ignore[no-any-return]
+
+
+def interval(replicates: npt.NDArray[np.float64]) -> tuple[float, float]:
+    """The 95% percentile interval of the finite replicates (NaN, NaN where none is)."""
+    ok = replicates[np.isfinite(replicates)]
+    if not ok.size:
+        return float("nan"), float("nan")
+    low, high = np.percentile(ok, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def areas(fractions: Sequence[float], faith: Sequence[float]) -> tuple[float, float]:
+    """CPR and CMD of a faithfulness curve, as MIB's leaderboard (``print_results.py``) computes
+    them: the trapezoid over the given fractions on a linear axis (no point added at 0), of the
+    faithfulness for CPR and of |1 - faithfulness| for CMD."""
+    x = np.asarray(fractions, dtype=np.float64)
+    y = np.asarray(faith, dtype=np.float64)
+    width = np.diff(x)
+    cpr = float((width * (y[1:] + y[:-1]) / 2).sum())
+    gap = np.abs(1.0 - y)
+    cmd = float((width * (gap[1:] + gap[:-1]) / 2).sum())
+    return cpr, cmd
+
+
+@dataclass(frozen=True)
+class CurveNumbers:
+    """What a method's curve derives from its raw metrics."""
+
+    metric: list[float]  # [point]: the mean over pairs
+    faithfulness: list[float]  # [point]
+    ci: list[tuple[float, float]]  # [point]: 95% bootstrap interval
+    cpr: float
+    cmd: float
+    cpr_ci: tuple[float, float]
+    cmd_ci: tuple[float, float]
+
+
+def curve_numbers(
+    clean: Sequence[float],
+    corrupt: Sequence[float],
+    points: Sequence[Sequence[float]],
+    fractions: Sequence[float],
+    weights: npt.NDArray[np.float64],
+) -> CurveNumbers:
+    """The means, faithfulness and intervals of every curve point (``points`` [point][pair]), and
+    CPR and CMD with the intervals of the same replicates' areas."""
+    faith = [faithfulness(clean, corrupt, p) for p in points]
+    reps = np.stack([replicate_faithfulness(clean, corrupt, p, weights) for p in points]) if points else None
+    cpr, cmd = areas(fractions, faith)
+    if reps is None:
+        return CurveNumbers([], [], [], cpr, cmd, (float("nan"),) * 2, (float("nan"),) * 2)
+    width = np.diff(np.asarray(fractions, dtype=np.float64))[:, None]
+    rep_cpr = (width * (reps[1:] + reps[:-1]) / 2).sum(axis=0)
+    gap = np.abs(1.0 - reps)
+    rep_cmd = (width * (gap[1:] + gap[:-1]) / 2).sum(axis=0)
+    return CurveNumbers(
+        metric=[float(np.mean(np.asarray(p, dtype=np.float64))) for p in points],
+        faithfulness=faith,
+        ci=[interval(r) for r in reps],
+        cpr=cpr,
+        cmd=cmd,
+        cpr_ci=interval(rep_cpr),
+        cmd_ci=interval(rep_cmd),
+    )
+
+
+def top_edges(scores: Sequence[float] | npt.NDArray[np.float64], n: int) -> npt.NDArray[np.int64]:
+    """The ``n`` edges of largest |score|, ties by the graph's order."""
+    order = np.argsort(-np.abs(np.asarray(scores, dtype=np.float64)), kind="stable")
+    return order[:n].astype(np.int64)
+
+
+def chosen_count(fraction: float, n_edges: int) -> int:
+    """The edges a fraction takes before pruning: round(fraction * edges), at least 1."""
+    return max(1, min(n_edges, int(round(fraction * n_edges))))
+
+
+def circuit_nodes(graph: Any, scores: Sequence[float], chosen: int) -> tuple[int, list[str]]:
+    """The circuit of the top ``chosen`` edges by |score| pruned to paths from input to logits
+    (``results.graph.prune``): its edge count and its nodes (upstream nodes and downstream
+    nodes, by name, in the graph's order)."""
+    from attnscope.results.graph import prune
+
+    selected = np.zeros(graph.n_edges, dtype=bool)
+    selected[top_edges(scores, chosen)] = True
+    kept = prune(graph, selected)
+    up, down = graph.edges
+    names = [graph.upstream[u] for u in sorted(set(up[kept].tolist()))]
+    names += [
+        n for n in dict.fromkeys(graph.downstream[x].node for x in sorted(set(down[kept].tolist()))) if n not in names
+    ]
+    return int(kept.sum()), names
+
+
+def check_exact(clean: Sequence[float], patched: Sequence[float]) -> float:
+    """``--check``: an edge's exact effect, mean clean metric - mean metric with the edge patched."""
+    return float(np.mean(np.asarray(clean, dtype=np.float64)) - np.mean(np.asarray(patched, dtype=np.float64)))

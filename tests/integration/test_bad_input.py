@@ -25,6 +25,9 @@ from attnscope.core.prompt.spec import resolve
 from attnscope.errors import AttnscopeError, ExitCode
 
 from support import SEED, WORDS, one_error, tiny
+from support.commands import CIRCUIT_PAIRS
+
+CIRCUIT = Path(__file__).resolve().parents[1] / "data" / "circuit"
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -459,6 +462,42 @@ OTHER_COMMANDS = [
     (["tui", SEED, "--resume", "x.npz"], ExitCode.USAGE, "--resume reopens a saved session"),
     (["tui", "--resume", "./no-such-session.npz"], ExitCode.INPUT_FILE, "cannot read ./no-such-session.npz"),
     (["tui", SEED, "--model", "./no-such-folder"], ExitCode.MODEL, "no such file or folder"),
+    (["circuit", "--pairs", "/no/such.jsonl", "--model", "{m}"], ExitCode.INPUT_FILE, "--pairs /no/such.jsonl"),
+    (
+        ["circuit", "--pairs", str(CIRCUIT / "no-usable-pair.jsonl"), "--model", "{m}"],
+        ExitCode.INPUT_FILE,
+        "no usable pair (2 lines skipped; line 1: clean and corrupt are the same text)",
+    ),
+    (["circuit", "--pairs", CIRCUIT_PAIRS, "--method", "eapx", "--model", "{m}"], ExitCode.USAGE, "--method 'eapx'"),
+    (
+        ["circuit", "--pairs", CIRCUIT_PAIRS, "--compare", ",", "--model", "{m}"],
+        ExitCode.USAGE,
+        "--method: name at least",
+    ),
+    (["circuit", "--pairs", CIRCUIT_PAIRS, "--steps", "0", "--model", "{m}"], ExitCode.USAGE, "--steps 0"),
+    (["circuit", "--pairs", CIRCUIT_PAIRS, "--graph", "mib", "--model", "{m}"], ExitCode.MODEL, "the mib graph"),
+    (
+        ["circuit", "--pairs", CIRCUIT_PAIRS, "--evaluate", str(CIRCUIT / "empty.json"), "--model", "{m}"],
+        ExitCode.INPUT_FILE,
+        "the circuit has no edge",
+    ),
+    (
+        ["circuit", "--pairs", CIRCUIT_PAIRS, "--evaluate", str(CIRCUIT / "unknown-edge.json"), "--model", "{m}"],
+        ExitCode.INPUT_FILE,
+        "the edge a9.h0 -> logits <logits> is not in this model's gqa graph",
+    ),
+    (
+        ["circuit", "--pairs", CIRCUIT_PAIRS, "--evaluate", str(CIRCUIT / "edge-no-input.json"), "--model", "{m}"],
+        ExitCode.INPUT_FILE,
+        "edge 0 (from 0) is not",
+    ),
+    (
+        ["circuit", "--pairs", CIRCUIT_PAIRS, "--evaluate", "/no/such.json", "--model", "{m}"],
+        ExitCode.INPUT_FILE,
+        "--evaluate",
+    ),
+    (["pairs", "nope"], ExitCode.USAGE, "TASK 'nope': use ioi, ko-fruit"),
+    (["pairs", "ioi", "--n", "0"], ExitCode.USAGE, "--n 0"),
 ]
 
 

@@ -18,6 +18,7 @@ import pytest
 from rich.cells import cell_len
 
 from support import SEED
+from support.commands import CIRCUIT_PAIRS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,6 +93,7 @@ EVERY_VIEW = [
     ["explain", SEED, "--layer", "0", "--head", "0"],
     ["rope"],
     ["reuse", SEED, " 그리고"],
+    ["circuit", "--pairs", CIRCUIT_PAIRS, "--method", "eap", "--check", "2", "--bootstrap", "20"],
 ]
 
 

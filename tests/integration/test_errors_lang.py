@@ -71,6 +71,8 @@ CASES: list[tuple[list[str], int]] = [
     (["stats", "--input", "no-such-corpus.jsonl", "--engine", "ray", "--workers", "0", "--model", "MODEL"], 2),
     (["stats", "--input", "no-such-corpus.jsonl", "--workers", "2", "--model", "MODEL"], 2),
     (["stats", "--input", "no-such-corpus.jsonl", "--table", "out.svg", "--model", "MODEL"], 2),
+    (["circuit", "--pairs", str(ROOT / "tests" / "data" / "circuit" / "no-usable-pair.jsonl"), "--model", "MODEL"], 6),
+    (["circuit", "--pairs", str(ROOT / "tests" / "data" / "circuit" / "no-usable-pair.jsonl"), "--steps", "0"], 2),
 ]
 
 # What may stay in Latin letters: the user's values and paths, option names, and the names the

@@ -8,6 +8,7 @@ from support import SEED
 
 MODEL = "{model}"
 STATS_CORPUS = str(Path(__file__).resolve().parents[1] / "data" / "schemas" / "stats-corpus.jsonl")
+CIRCUIT_PAIRS = str(Path(__file__).resolve().parents[1] / "data" / "schemas" / "circuit-pairs.jsonl")
 
 
 COMMANDS = {
@@ -27,4 +28,17 @@ COMMANDS = {
     "reuse": ["reuse", "민수는 사과를 샀다.", " 그는 그것을 먹었다.", "--model", MODEL],
     "roles": ["roles", "--length", "6", "--model", MODEL],
     "stats": ["stats", "--input", STATS_CORPUS, "--bootstrap", "20", "--model", MODEL],
+    "circuit": [
+        "circuit",
+        "--pairs",
+        CIRCUIT_PAIRS,
+        "--compare",
+        "eap-ig,random",
+        "--check",
+        "3",
+        "--bootstrap",
+        "50",
+        "--model",
+        MODEL,
+    ],
 }

@@ -100,6 +100,15 @@ HEADS_PARAMS: Constraints = {"top": [AtLeast(1)]}
 TRACE_PARAMS: Constraints = {"dims": [AtLeast(1, kind="at_least_plain")], "top": [AtLeast(1, kind="at_least_plain")]}
 EXPLAIN_PARAMS: Constraints = {"dims": [AtLeast(1, kind="at_least_plain")]}
 REUSE_PARAMS: Constraints = {"repeat": [AtLeast(1, kind="at_least_plain")]}
+CIRCUIT_PARAMS: Constraints = {
+    "method": [OneOf(("eap-ig", "eap", "ifr", "random"))],
+    "graph": [OneOf(("gqa", "mib"))],
+    "steps": [AtLeast(1)],
+    "bootstrap": [AtLeast(10)],
+    "check": [AtLeast(0)],
+    "limit": [AtLeast(1)],
+    "batch_size": BATCH_SIZE,
+}
 ROLES_PARAMS: Constraints = {"top": [AtLeast(1)], "length": [AtLeast(2, kind="give_or_more_random")]}
 
 

@@ -218,3 +218,45 @@ def test_the_builtin_tasks_are_reproducible_pairs() -> None:
         assert pair["target"] != pair["foil"] and pair["foil"][1] in pair["corrupt"]
     with pytest.raises(AttnscopeError):
         pairs("nope", 3, 0)  # type: ignore[arg-type]
+
+
+def test_evaluate_of_the_circuit_eap_ig_chose_is_its_curve_point(cli: Any, model_dir: Path, tmp_path: Path) -> None:
+    """The CLI's --json, then --evaluate of the edges of one curve point (top edges by |score|,
+    pruned, written as a circuit file): the same faithfulness as the point, the same pairs."""
+    from support.commands import CIRCUIT_PAIRS
+
+    res = cli(
+        "circuit", "--pairs", CIRCUIT_PAIRS, "--check", "2", "--bootstrap", "30", "--model", str(model_dir), "--json"
+    )
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "attnscope.circuit/1" and doc["method"] == "eap-ig" and len(doc["edges"]) == doc["n_edges"]
+    assert doc["curve"][-1]["faithfulness"] == 1.0 and len(doc["check"]) == 2
+    graph = Graph("gqa", 3, 4, 2)
+    assert doc["n_edges"] == graph.n_edges
+    point = doc["curve"][7]  # 20% of the edges
+    selected = np.zeros(graph.n_edges, dtype=bool)
+    selected[derive.top_edges([e["score"] for e in doc["edges"]], point["chosen"])] = True
+    from attnscope.results.graph import prune
+
+    kept = np.flatnonzero(prune(graph, selected))
+    assert len(kept) == point["edges"] > 0
+    circuit_file = tmp_path / "circuit.json"
+    circuit_file.write_text(json.dumps({"edges": [doc["edges"][int(e)] for e in kept]}), encoding="utf-8")
+    res = cli(
+        "circuit",
+        "--pairs",
+        CIRCUIT_PAIRS,
+        "--evaluate",
+        str(circuit_file),
+        "--bootstrap",
+        "30",
+        "--model",
+        str(model_dir),
+        "--json",
+    )
+    assert res.exit_code == 0, res.stderr
+    again = json.loads(res.stdout)
+    assert again["method"] is None and again["edges"] == [] and again["evaluation"]["edges"] == point["edges"]
+    assert again["evaluation"]["faithfulness"] == pytest.approx(point["faithfulness"], abs=1e-6)
+    assert again["evaluation"]["pair_metric"] == pytest.approx(point["pair_metric"], abs=1e-6)

@@ -586,19 +586,7 @@ def _result(
         )
         for e, m in zip(checked, check_metric, strict=True)
     ]
-    evaluation = None
-    if keep_given is not None and config.evaluate is not None:
-        pm = [float(v) for v in given]
-        low, high = derive.interval(derive.replicate_faithfulness(pc, pk, pm, weights))
-        evaluation = Evaluation(
-            path=config.evaluate,
-            edges=int(keep_given.sum()),
-            pair_metric=pm,
-            metric=float(np.mean(given)),
-            faithfulness=derive.faithfulness(pc, pk, pm),
-            ci_low=low,
-            ci_high=high,
-        )
+    evaluation = _evaluation(config, keep_given, given, pc, pk, weights)
     first = runs[0] if runs else None
     return CircuitResult(
         model=loaded.info,
@@ -619,17 +607,49 @@ def _result(
         pair_corrupt=pk,
         clean=float(np.mean(clean)),
         corrupt=float(np.mean(corrupt)),
-        method=first.method if first else None,
-        edges=first.edges if first else [],
-        curve=first.curve if first else [],
-        cpr=first.cpr if first else None,
-        cmd=first.cmd if first else None,
-        cpr_ci=first.cpr_ci if first else [],
-        cmd_ci=first.cmd_ci if first else [],
+        **_first_run(first),
         compare=runs[1:],
         check=checks,
         check_correlation=derive.spearman([c.estimate for c in checks], [c.exact for c in checks]) if checks else None,
         evaluation=evaluation,
+    )
+
+
+def _first_run(first: MethodRun | None) -> dict[str, Any]:
+    """The result's top-level fields of the first method (empty with --evaluate alone)."""
+    if first is None:
+        return {"method": None, "edges": [], "curve": [], "cpr": None, "cmd": None, "cpr_ci": [], "cmd_ci": []}
+    return {
+        "method": first.method,
+        "edges": first.edges,
+        "curve": first.curve,
+        "cpr": first.cpr,
+        "cmd": first.cmd,
+        "cpr_ci": first.cpr_ci,
+        "cmd_ci": first.cmd_ci,
+    }
+
+
+def _evaluation(
+    config: CircuitConfig,
+    keep_given: npt.NDArray[np.bool_] | None,
+    given: npt.NDArray[np.float64],
+    clean: list[float],
+    corrupt: list[float],
+    weights: npt.NDArray[np.float64],
+) -> Evaluation | None:
+    if keep_given is None or config.evaluate is None:
+        return None
+    pm = [float(v) for v in given]
+    low, high = derive.interval(derive.replicate_faithfulness(clean, corrupt, pm, weights))
+    return Evaluation(
+        path=config.evaluate,
+        edges=int(keep_given.sum()),
+        pair_metric=pm,
+        metric=float(np.mean(given)),
+        faithfulness=derive.faithfulness(clean, corrupt, pm),
+        ci_low=low,
+        ci_high=high,
     )
 
 

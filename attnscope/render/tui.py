@@ -51,7 +51,7 @@ def token_label(tok: Token) -> str:
 
 
 def strip(tokens: Sequence[Token], query: int, key: Sequence[int], width: int, lines: int, prompt_len: int) -> Text:
-    """The tokens around the query that fit ``lines`` lines of ``width`` cells: the query in [brackets]
+    """The tokens around the query that fit ``lines`` lines of ``width`` cells: the query in »guillemets«
     and reverse, the key's tokens in {braces} and underlined, special tokens dim, generated ones italic."""
     cells = [cell_len(token_label(tok)) + 3 for tok in tokens]  # the label, its marks, a space
     room = max(1, width * lines - 4)
@@ -73,7 +73,7 @@ def strip(tokens: Sequence[Token], query: int, key: Sequence[int], width: int, l
         tok = tokens[i]
         label = token_label(tok)
         if i == query:
-            out.append(f"[{label}]", style="reverse bold")
+            out.append(f"»{label}«", style="reverse bold")
         elif i in keyset:
             out.append(f"{{{label}}}", style="underline bold")
         else:
@@ -106,6 +106,7 @@ def top_line(
     shown: int,
     total: int,
     measure: str,
+    target: str | None = None,
 ) -> Text:
     """One line: the query and key, what ←/→ moves, the sort, the filter and the measure."""
     out = Text()
@@ -120,15 +121,14 @@ def top_line(
         out.append("  " + t(lang, "tui.filtered", filter=filtered, shown=shown, total=total))
     if measure == "norm":
         out.append("  " + t(lang, "tui.norm"), style="bold")
+    if target is not None:
+        out.append("  " + t(lang, "tui.ablated", target=repr(target)))
     return out
 
 
-def column_labels(lang: Lang, metric: str | None) -> list[str]:
-    """The table's column headers; the effect column names the metric once it is there."""
-    labels = [t(lang, f"tui.col.{c}") for c in COLUMNS]
-    if metric is not None:
-        labels[-1] = t(lang, "tui.col.effect_on", metric=metric)
-    return labels
+def column_labels(lang: Lang) -> list[str]:
+    """The table's column headers."""
+    return [t(lang, f"tui.col.{c}") for c in COLUMNS]
 
 
 def number(value: float | None, digits: int = 2, shaded: bool = False, signed: bool = False) -> Text:
@@ -137,10 +137,6 @@ def number(value: float | None, digits: int = 2, shaded: bool = False, signed: b
         return Text("-", style="dim", justify="right")
     body = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
     return Text((shade(value) if shaded else "") + body, justify="right")
-
-
-def cell(text: str) -> Text:
-    return Text(text)
 
 
 def head_cell(layer: int, head: int) -> Text:

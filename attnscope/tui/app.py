@@ -43,11 +43,11 @@ class Row:
 
 
 class HelpScreen(ModalScreen[None]):
-    """The key map; any key closes it."""
+    """The key map: ↑/↓ and PgUp/PgDn scroll it, any other key closes it."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: auto; max-width: 100%; height: auto; max-height: 100%;
+    HelpScreen > VerticalScroll { width: 90%; max-width: 110; height: 90%;
         border: round $accent; background: $surface; padding: 0 1; }
     """
 
@@ -60,8 +60,18 @@ class HelpScreen(ModalScreen[None]):
             yield Static(face.help_table(self.lang))
 
     def on_key(self, event: events.Key) -> None:
+        scroll = self.query_one(VerticalScroll)
+        moves = {
+            "up": scroll.scroll_up,
+            "down": scroll.scroll_down,
+            "pageup": scroll.scroll_page_up,
+            "pagedown": scroll.scroll_page_down,
+        }
         event.stop()
-        self.dismiss()
+        if event.key in moves:
+            moves[event.key]()
+        else:
+            self.dismiss()
 
 
 class Browser(App[None]):
@@ -135,7 +145,7 @@ class Browser(App[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for column, label in zip(face.COLUMNS, face.column_labels(self.lang, None), strict=True):
+        for column, label in zip(face.COLUMNS, face.column_labels(self.lang), strict=True):
             table.add_column(label, key=column)
         self._narrow()
         self.refresh_all()
@@ -150,8 +160,10 @@ class Browser(App[None]):
 
     # --- drawing ------------------------------------------------------------------------------
 
-    def refresh_all(self) -> None:
-        self.refresh_table()
+    def refresh_all(self, top: bool = False) -> None:
+        """Redraw everything; ``top``: the table's cursor to its first row (after a new sort or filter),
+        else it stays on the head it was on."""
+        self.refresh_table(top)
         self.refresh_view()
 
     def refresh_view(self) -> None:
@@ -171,6 +183,7 @@ class Browser(App[None]):
                 len(self.rows),
                 s.info.num_hidden_layers * s.info.num_attention_heads,
                 self.measure,
+                None if s.metric is None else s.metric.target,
             )
         )
         width = max(20, self.size.width)
@@ -237,22 +250,22 @@ class Browser(App[None]):
             out.reverse()
         return out
 
-    def refresh_table(self) -> None:
+    def refresh_table(self, top: bool = False) -> None:
         table = self.query_one(DataTable)
-        cursor = self._cursor_head()
+        cursor = None if top else self._cursor_head()
         self.rows = self.table_rows()
         tokens = self.session.enc.tokens
         table.clear()
         cells = []
         for row in self.rows:
             v = row.values
-            top = v.get("top")
+            best = v.get("top")
             cells.append(
                 (
                     face.head_cell(row.layer, row.head),
                     str(row.head // self.session.groups),
                     face.number(v.get("on_key"), shaded=True),
-                    face.label_cell(tokens[int(top)]) if top is not None else face.number(None),
+                    face.label_cell(tokens[int(best)]) if best is not None else face.number(None),
                     face.number(v.get("entropy")),
                     face.number(v.get("sink"), shaded=True),
                     face.number(v.get("previous_token")),
@@ -262,9 +275,8 @@ class Browser(App[None]):
                 )
             )
         table.add_rows(cells)
-        if cursor is not None:
-            where = next((i for i, r in enumerate(self.rows) if (r.layer, r.head) == cursor), 0)
-            table.move_cursor(row=where, animate=False)
+        where = 0 if cursor is None else next((i for i, r in enumerate(self.rows) if (r.layer, r.head) == cursor), 0)
+        table.move_cursor(row=where, animate=False, scroll=True)
 
     def _cursor_head(self) -> tuple[int, int] | None:
         table = self.query_one(DataTable)
@@ -360,7 +372,7 @@ class Browser(App[None]):
             self.descending = not self.descending
         else:
             self.sort, self.descending = column, column not in ASCENDING
-        self.refresh_all()
+        self.refresh_all(top=True)
 
     def action_mean(self) -> None:
         self.layer = self.head = None
@@ -401,11 +413,11 @@ class Browser(App[None]):
         at = SORTS.index(self.sort) if self.sort in SORTS else 0
         self.sort = SORTS[(at + step) % len(SORTS)]
         self.descending = self.sort not in ASCENDING
-        self.refresh_all()
+        self.refresh_all(top=True)
 
     def action_reverse(self) -> None:
         self.descending = not self.descending
-        self.refresh_all()
+        self.refresh_all(top=True)
 
     # --- asking -------------------------------------------------------------------------------
 
@@ -447,7 +459,7 @@ class Browser(App[None]):
             self.fail(exc)
             return
         self.filter_text = text.strip()
-        self.refresh_all()
+        self.refresh_all(top=True)
 
     def action_ablate(self) -> None:
         if self.loaded is None:
@@ -462,10 +474,6 @@ class Browser(App[None]):
             return
 
         def then() -> None:
-            metric = self.session.metric
-            labels = face.column_labels(self.lang, None if metric is None else repr(metric.target))
-            table = self.query_one(DataTable)
-            table.ordered_columns[-1].label = face.cell(labels[-1])
             if self.sort == "layer":
                 self.sort, self.descending = "effect", False
 
@@ -601,6 +609,8 @@ _KEYS: list[tuple[str, str, str, bool, bool]] = [
     ("left", "move(-1)", "move", True, True),
     ("right", "move(1)", "move", False, True),
     ("k", "key_mode", "key", True, False),
+    ("question_mark", "help", "help", True, False),
+    ("q", "quit", "quit", True, False),
     ("v", "mean", "mean", True, False),
     ("m", "matrix", "matrix", True, False),
     ("n", "norm", "norm", True, False),
@@ -613,8 +623,6 @@ _KEYS: list[tuple[str, str, str, bool, bool]] = [
     ("escape", "stop", "stop", False, True),
     ("e", "export", "export", True, False),
     ("s", "save", "save", True, False),
-    ("question_mark", "help", "help", True, False),
-    ("q", "quit", "quit", True, False),
 ]
 _PALETTE = {
     "mean": "mean",

@@ -95,6 +95,8 @@ def heads(
         )
     if no_sink and q_span[0] == 0:
         raise AttnscopeError("no_sink_span", arg="no_sink")
+    if no_sink and k_span == [0]:
+        raise AttnscopeError("no_sink_key", arg="key", other="no_sink", text=repr(key))
     if no_sink and 0 in k_span:
         warnings.append(ResultWarning(code="sink_key_excluded"))
     rows, shown, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from attnscope.render.i18n import Lang, device_name, t
-from attnscope.results.common import ModelInfo, ResultWarning, Token
+from attnscope.results.common import ModelInfo, ResultWarning, Token, prepended_bos
 
 # Position 0 is named an attention sink only when it takes at least this share of what is shown
 # (weights' sink line, generate's "(sink)" mark): a first position with 0.09 is not a sink.
@@ -56,6 +56,14 @@ def model_line(lang: Lang, m: ModelInfo) -> Text:
     if linear:
         line.append("\n" + t(lang, "common.linear_layers", layers=ranges(lang, linear)), style="dim")
     return line
+
+
+def no_sink_note(tokens: list[Token], query: int, lang: Lang) -> str:
+    """What ``--no-sink`` left out: position 0, named as the BOS where the tokenizer prepended one."""
+    positions = span(lang, 1, query)
+    if prepended_bos(tokens):
+        return t(lang, "common.note_no_sink_bos", label=tokens[0].label, positions=positions)
+    return t(lang, "common.note_no_sink", positions=positions)
 
 
 def token_span(lang: Lang, tokens: list[Token], indices: list[int]) -> str:

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade
-from attnscope.render.common import model_line, span, token_span
+from attnscope.render.common import model_line, no_sink_note, span, token_span
 from attnscope.render.fit import FitColumns, Fitted, glue
 from attnscope.render.i18n import Lang, t
 from attnscope.results.derive import heads_grid
@@ -127,7 +127,7 @@ def notes(r: HeadsResult, lang: Lang) -> list[str]:
     if len(r.query.span) > 1:
         out.append(t(lang, f"heads.note_{r.query_agg}", n=len(r.query.span)))
     if r.no_sink:
-        out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
+        out.append(no_sink_note(r.tokens, r.query.index, lang))
     if r.measure == "norm":
         out.append(t(lang, "weights.note_norm"))
         if r.completeness_max_diff is not None:

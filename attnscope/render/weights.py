@@ -17,9 +17,10 @@ from rich.text import Text
 
 from attnscope.render import Ctx, bar, heat_style, shade
 from attnscope.render import segments as seg
-from attnscope.render.common import SINK_NAMED_AT, model_line, ranges, span
+from attnscope.render.common import SINK_NAMED_AT, model_line, no_sink_note, ranges, span
 from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
+from attnscope.results.common import prepended_bos
 from attnscope.results.weights import Bar, Chart, Strip, WeightsResult
 
 
@@ -42,6 +43,21 @@ def key_name(r: WeightsResult, label: str, segment: int | None, lang: Lang) -> s
     if segment is not None and 0 <= segment < len(r.segments):
         return seg.label(r.segments[segment], lang)
     return label
+
+
+def is_bos(r: WeightsResult, b: Bar) -> bool:
+    """The bar is the BOS the tokenizer prepended, and nothing else."""
+    return b.tokens == [0] and b.segment is None and prepended_bos(r.tokens)
+
+
+def bar_mark(r: WeightsResult, b: Bar, lang: Lang, figure: bool = False) -> str:
+    """A bar's mark: the query's own, an excluded position 0, or the BOS the tokenizer prepended."""
+    if b.is_query:
+        return t(lang, "figures.self" if figure else "common.self")
+    bos = is_bos(r, b)
+    if b.excluded:
+        return t(lang, "weights.excluded_bos" if bos else ("figures.sink_excluded" if figure else "weights.excluded"))
+    return t(lang, "weights.bos") if bos else ""
 
 
 def bar_label(b: Bar, lang: Lang, r: WeightsResult) -> str:
@@ -99,7 +115,7 @@ def chart_table(chart: Chart, lang: Lang, r: WeightsResult, title: str | None = 
     printed, total = apportion(values)
     for n, i in enumerate(keep):
         b = chart.bars[i]
-        mark = t(lang, "common.self") if b.is_query else (t(lang, "weights.excluded") if b.excluded else "")
+        mark = bar_mark(r, b, lang)
         style = "bold" if b.is_query else ""
         table.add_row(
             Text(bar_label(b, lang, r), style=style),
@@ -134,6 +150,7 @@ def sink_words(r: WeightsResult, lang: Lang) -> str | None:
     if r.sink_share is None or r.sink_share < SINK_NAMED_AT:
         return None
     key = "weights.sink_norm" if r.measure == "norm" else "weights.sink"
+    key += "_bos" if prepended_bos(r.tokens) else ""
     return t(lang, key, label=r.tokens[0].label, share=f"{r.sink_share:.2f}", threshold=f"{SINK_NAMED_AT:g}")
 
 
@@ -155,7 +172,10 @@ def hardest_block(r: WeightsResult, lang: Lang, limit: int) -> list[RenderableTy
         table.add_row(key_name(r, h.label, h.segment, lang), arrow, f"L{h.layer} H{h.head}", f"{h.weight:.2f}")
     out: list[RenderableType] = [Text(t(lang, f"weights.hardest_title_{r.view.by}")), table]
     hint_key = "weights.hardest_hint_segment" if r.view.by == "segment" else "weights.hardest_hint"
-    hint = t(lang, hint_key, count=len(r.layers) * len(r.heads), layers=len(r.layers), heads=len(r.heads))
+    named: dict[str, object] = {}
+    if r.view.by != "segment" and prepended_bos(r.tokens):  # a chat's segments hold no prepended BOS
+        hint_key, named = hint_key + "_bos", {"label": r.tokens[0].label}
+    hint = t(lang, hint_key, count=len(r.layers) * len(r.heads), layers=len(r.layers), heads=len(r.heads), **named)
     out.append(Text(hint, style="dim"))
     return out
 
@@ -214,7 +234,7 @@ def notes(r: WeightsResult, lang: Lang) -> list[str]:
     if r.chat and r.query.index == len(r.tokens) - 1:
         out.append(t(lang, "weights.note_chat"))
     if r.view.no_sink:
-        out.append(t(lang, "common.note_no_sink", positions=span(lang, 1, r.query.index)))
+        out.append(no_sink_note(r.tokens, r.query.index, lang))
     if r.view.by == "word":
         out.append(t(lang, "weights.note_by_word_norm" if r.measure == "norm" else "weights.note_by_word"))
         out.append(t(lang, "weights.note_by_token_hint"))

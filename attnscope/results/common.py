@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,6 +26,13 @@ class Token:
     label: str  # the readable form the views print
     piece: str | None = None  # "k/n" when the token holds part of one character's UTF-8 bytes
     special: bool = False  # a special token of the tokenizer (<|im_start|>, ...)
+
+
+def prepended_bos(tokens: Sequence[Token]) -> bool:
+    """Position 0 is a special token the tokenizer put before the text on its own (Gemma's and
+    Llama's BOS): it holds none of the text. A BOS that a chat template writes into the text is a
+    special token of the text instead, and Qwen's tokenizer prepends nothing."""
+    return bool(tokens) and tokens[0].special and tokens[0].start == tokens[0].end == 0
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from attnscope.core.prompt.targets import Answer, check_window, resolve_metric
 from attnscope.core.prompt.tokens import as_text, check_length, encode_prompt, find_span, pick_query
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
-from attnscope.results.common import KeySpan, ResultWarning
+from attnscope.results.common import KeySpan, ModelInfo, ResultWarning
 from attnscope.results.derive import knockout_effects
 from attnscope.results.knockout import KnockoutResult, Window
 
@@ -26,6 +26,32 @@ def windows_of(n_layers: int, window: int) -> list[list[int]]:
     """For each layer l, the window of ``window`` layers centred on it, cut at the model's ends."""
     before, after = (window - 1) // 2, window // 2
     return [list(range(max(0, lay - before), min(n_layers, lay + after + 1))) for lay in range(n_layers)]
+
+
+def check_left(info: ModelInfo, layers: list[int], queries: list[int], key: KeySpan) -> None:
+    """Refuse a cut that blocks every key a query position reads in one of ``layers``: all of
+    0..p, or in a sliding layer the last ``sliding_window`` of them. Its softmax would run over no
+    key at all (the knocked-out row is undefined, not a smaller weight)."""
+    blocked = set(key.span)
+    kinds = info.layer_kinds
+    for layer in layers:
+        window = info.sliding_window if layer < len(kinds) and kinds[layer] == "sliding" else None
+        for pos in queries:
+            first = max(0, pos - window + 1) if window else 0
+            if not all(j in blocked for j in range(first, pos + 1)):
+                continue
+            keys = str(pos) if first == pos else f"{first}-{pos}"
+            if first > 0:  # the window, not the prompt's start, is what leaves so few keys
+                raise AttnscopeError(
+                    "causal_nothing_left_window",
+                    arg="key",
+                    key=repr(key.text),
+                    pos=pos,
+                    layer=layer,
+                    keys=keys,
+                    window=window,
+                )
+            raise AttnscopeError("causal_nothing_left", arg="key", key=repr(key.text), pos=pos, layer=layer, keys=keys)
 
 
 def knockout(
@@ -72,6 +98,8 @@ def knockout(
     else:
         size = 1 if window is None else window
         rows_layers = windows_of(n_layers, size)
+
+    check_left(info, sorted({layer for layers in rows_layers for layer in layers}), q_span, k)
 
     stack = Stack(loaded.model, enc.ids, what="knockout")
     baseline = stack.baseline(metric)

@@ -39,6 +39,12 @@ def _occurrences(text: str, needle: str) -> int:
     return count
 
 
+def _token_name(text: str) -> bool:
+    """``text`` could be the name of a special token the tokenizer adds on its own (``<bos>``, ``<s>``)."""
+    name = text.strip()
+    return len(name) > 2 and name.startswith("<") and name.endswith(">")
+
+
 def check_query_text(
     prompts: Sequence[str],
     query: str | None,
@@ -70,6 +76,8 @@ def check_query_text(
             if hits == 0:
                 return False
             continue  # the template may repeat text; the count is the core's to check
+        if hits == 0 and _token_name(query):
+            return False  # a special token the tokenizer prepends (<bos>) is found by its name
         if hits == 0:
             words = prompt.split()
             shown = ", ".join(words[:30] + (["…"] if len(words) > 30 else []))
@@ -118,12 +126,17 @@ def precheck(
     ]
     if not unsettled and not tokenizer_checks:
         return None
-    from attnscope.core.prompt.tokens import encode
+    from attnscope.core.prompt.tokens import encode, find_span
 
     tokenizer = load_tokenizer(model, revision, progress)
     for check in tokenizer_checks:
         check(tokenizer)
     if not unsettled:
+        return tokenizer
+    if not chat and messages is None:  # a token's name: the core's own search finds it or words the error
+        for role, text, occ in unsettled:
+            for prompt in prompts:
+                find_span(encode(tokenizer, prompt), text or "", occ, role=role)
         return tokenizer
     if messages is not None:
         conversation = prompts[0] if prompts else None

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
 from attnscope.errors import AttnscopeError
-from attnscope.results.common import Query, ResultWarning, Token, WarningCode, Word
+from attnscope.results.common import Query, ResultWarning, Token, WarningCode, Word, prepended_bos
 from attnscope.results.segments import ChatTemplate, Message, Segment
 
 
@@ -327,6 +327,11 @@ def find_span(
     while at >= 0:
         hits.append(at)
         at = enc.text.find(needle, at + 1)
+    if not hits and prepended_bos(enc.tokens) and needle.strip() == enc.tokens[0].label:
+        # The BOS the tokenizer prepends is in no text: it is found by its name alone.
+        if occurrence not in (None, 1):
+            raise AttnscopeError("occurrence_range", arg=occ_opt, n=occurrence, text=repr(needle), count=1)
+        return [0]
     if not hits:
         raise AttnscopeError("not_in_prompt", arg=opt, text=repr(needle), words=_word_list(enc))
     if occurrence is None:
@@ -338,7 +343,29 @@ def find_span(
         raise AttnscopeError("occurrence_range", arg=occ_opt, n=occurrence, text=repr(needle), count=len(hits))
     start = hits[occurrence - 1]
     end = start + len(needle)
-    return [t.index for t in enc.tokens if t.start < end and t.end > start]
+    span = [t.index for t in enc.tokens if t.start < end and t.end > start]
+    _check_aligned(enc, needle, span, start, end, opt)
+    return span
+
+
+def _check_aligned(enc: Encoded, needle: str, span: list[int], start: int, end: int, opt: str) -> None:
+    """Refuse a match that cuts a token: one whose tokens hold a character of the text beyond the
+    match that no other token holds (not a space, nor a character whose UTF-8 bytes a neighbour
+    shares), as ``cat`` in a prompt that tokenized ``cats`` as one token. The error says how the
+    prompt tokenized that stretch. A BOS holds no text and never matches."""
+    lo, hi = enc.tokens[span[0]].start, enc.tokens[span[-1]].end
+    inside = set(span)
+    others = [t for t in enc.tokens if t.index not in inside and t.end > lo and t.start < hi]
+
+    def own(c: int) -> bool:
+        return not enc.text[c].isspace() and not any(t.start <= c < t.end for t in others)
+
+    if not any(own(c) for c in (*range(lo, start), *range(end, hi))):
+        return
+    shown = " + ".join(f"{enc.tokens[i].label!r} ({i})" for i in span)
+    raise AttnscopeError(
+        "span_cuts_token", arg=opt, text=repr(needle), stretch=repr(enc.text[lo:hi].strip()), shown=shown
+    )
 
 
 def find_query(

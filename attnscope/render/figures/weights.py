@@ -13,7 +13,7 @@ from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, chart_rows, header, key_label, model_line, notes
 from attnscope.render.figures.svg import DIM, GRID, Svg, heat, text_width
 from attnscope.render.i18n import t
-from attnscope.render.weights import apportion, key_name, shown_keys, sink_words, strip_rows
+from attnscope.render.weights import apportion, bar_mark, key_name, shown_keys, sink_words, strip_rows
 from attnscope.render.weights import notes as notes_of
 from attnscope.results.weights import Chart, WeightsResult
 
@@ -38,9 +38,7 @@ def _rows(r: WeightsResult, chart: Chart, ctx: Ctx) -> tuple[list[tuple[str, flo
         )
         if b.segment is not None and b.partial:
             label = f"{label} {t(ctx.lang, 'figures.to_query')}"
-        mark = (
-            t(ctx.lang, "figures.self") if b.is_query else (t(ctx.lang, "figures.sink_excluded") if b.excluded else "")
-        )
+        mark = bar_mark(r, b, ctx.lang, figure=True)
         out.append((label, None if b.excluded else printed[n] / 100, mark, b.is_query))
     if rest:
         out.append((t(ctx.lang, f"weights.others_{r.view.by}", n=len(rest)), printed[-1] / 100, "", False))

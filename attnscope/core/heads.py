@@ -99,6 +99,9 @@ def heads(
         raise AttnscopeError("no_sink_key", arg="key", other="no_sink", text=repr(key))
     if no_sink and 0 in k_span:
         warnings.append(ResultWarning(code="sink_key_excluded"))
+    if info.mixes_windows(q_span[-1] + 1):
+        first = info.window_first(info.sliding_layers()[0], q_span[-1])
+        warnings.append(ResultWarning(code="mixed_windows", value=info.sliding_window, count=first))
     rows, shown, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)
     agg = query_row(as_array(rows) if shown is None else shown, query_agg, no_sink)
     ranking, top_heads = heads_numbers(agg, k_span, info.num_attention_heads // info.num_key_value_heads, top)

@@ -33,7 +33,7 @@ from attnscope.core.prompt.params import ROLES_PARAMS, validate
 from attnscope.core.prompt.tokens import check_length, encode
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
-from attnscope.results.common import Token
+from attnscope.results.common import ResultWarning, Token
 from attnscope.results.derive import roles_numbers
 from attnscope.results.roles import ROLES, RoleScores, RolesResult
 
@@ -180,4 +180,7 @@ def roles(
         top=ranking,
         sink_threshold=SINK_EPSILON,
         sink_rate=sink_rate,
+        warnings=[ResultWarning(code="mixed_windows_length", count=len(ids), value=info.sliding_window)]
+        if info.mixes_windows(len(ids))
+        else [],
     )

@@ -80,4 +80,6 @@ def warning_text(lang: Lang, w: ResultWarning) -> str:
         return t(lang, f"common.warning.{w.code}", text=w.text or "", count=count)
     if w.code == "padded_by_attnscope":
         return t(lang, "common.warning.padded_by_attnscope", value=w.value)
+    if w.code in ("mixed_windows", "mixed_windows_length"):
+        return t(lang, f"common.warning.{w.code}", value=w.value, count=w.count)
     return t(lang, f"common.warning.{w.code}")

@@ -57,7 +57,42 @@ def bar_mark(r: WeightsResult, b: Bar, lang: Lang, figure: bool = False) -> str:
     bos = is_bos(r, b)
     if b.excluded:
         return t(lang, "weights.excluded_bos" if bos else ("figures.sink_excluded" if figure else "weights.excluded"))
-    return t(lang, "weights.bos") if bos else ""
+    marks = [t(lang, "weights.bos")] if bos else []
+    hidden = outside_window(r, b.tokens)
+    if hidden:
+        marks.append(t(lang, "weights.outside_window", n=len(hidden), total=len(r.layers)))
+    return t(lang, "weights.marks_sep").join(marks)
+
+
+def outside_window(r: WeightsResult, tokens: list[int]) -> list[int]:
+    """The selected layers whose sliding window hides every one of ``tokens`` from the query."""
+    if not tokens or r.model.sliding_window is None:
+        return []
+    last = max(tokens)
+    return [layer for layer in r.layers if last < r.model.window_first(layer, r.query.index)]
+
+
+def window_notes(r: WeightsResult, lang: Lang) -> list[str]:
+    """Which selected layers slid past keys of this prompt, how far, and what that does to the chart."""
+    q = r.query.index
+    cut = r.model.windowed(r.layers, q)
+    if not cut:
+        return []
+    first = r.model.window_first(cut[0], q)
+    out = [
+        t(
+            lang,
+            "weights.window_cut",
+            layers=ranges(lang, cut),
+            window=r.model.sliding_window,
+            keys=span(lang, first, q),
+            first=first,
+        )
+    ]
+    full = [layer for layer in r.layers if layer not in set(cut)]
+    if full and len(r.layers) * len(r.heads) > 1:
+        out.append(t(lang, f"weights.window_mixed_{r.view.agg}", full=ranges(lang, full), first=first))
+    return out
 
 
 def bar_label(b: Bar, lang: Lang, r: WeightsResult) -> str:
@@ -65,6 +100,7 @@ def bar_label(b: Bar, lang: Lang, r: WeightsResult) -> str:
     return t(lang, "weights.partial", label=label) if b.partial else label
 
 
+OUTSIDE = "·"  # a strip cell whose key lies outside the layer's sliding window (weight exactly 0)
 MAX_KEYS = 10  # keys drawn for a long prompt (plus one row for the rest) unless --all-keys
 
 
@@ -188,6 +224,15 @@ def completeness_line(r: WeightsResult, lang: Lang) -> Text | None:
     )
 
 
+def strip_outside(r: WeightsResult) -> list[set[int]]:
+    """For each strip row (the chart's drawn keys, then the others), the layers whose window hides it."""
+    bars = r.chart.bars
+    keep = shown_keys(r, bars)
+    rows = [set(outside_window(r, bars[i].tokens)) for i in keep]
+    rest = [tok for i in range(len(bars)) if i not in set(keep) for tok in bars[i].tokens]
+    return rows + ([set(outside_window(r, rest))] if len(keep) < len(bars) else [])
+
+
 def strip_rows(r: WeightsResult, lang: Lang) -> tuple[list[str], list[list[float]], int | None]:
     """The strip's rows: the chart's drawn keys, then one row summing the others per layer."""
     bars = r.chart.bars
@@ -203,8 +248,13 @@ def strip_rows(r: WeightsResult, lang: Lang) -> tuple[list[str], list[list[float
 
 
 def strip_table(
-    strip: Strip, labels: list[str], query_key: int | None = None, values: list[list[float]] | None = None
+    strip: Strip,
+    labels: list[str],
+    query_key: int | None = None,
+    values: list[list[float]] | None = None,
+    outside: list[set[int]] | None = None,
 ) -> Table:
+    """The heat strip; ``outside[key]``: the layers whose window hides that row's key (drawn ·)."""
     rows = strip.values if values is None else values
     top = max((max(row) for row in rows if row), default=1.0) or 1.0
     table = Table(box=None, pad_edge=False, padding=(0, 0), show_header=True, header_style="dim")
@@ -212,9 +262,14 @@ def strip_table(
     table.add_column(" ", no_wrap=True)
     for layer in strip.layers:
         table.add_column(str(layer % 10) if len(strip.layers) > 10 else str(layer), no_wrap=True, justify="center")
+    wide = 2 if len(strip.layers) <= 10 else 1
     for ki, (key, row) in enumerate(zip(labels, rows, strict=True)):
+        hidden = outside[ki] if outside is not None else set()
         cells = [
-            Text(shade(v, top) * 2 if len(strip.layers) <= 10 else shade(v, top), style=heat_style(v, top)) for v in row
+            Text(OUTSIDE * wide, style="dim")
+            if layer in hidden
+            else Text(shade(v, top) * wide, style=heat_style(v, top))
+            for layer, v in zip(strip.layers, row, strict=True)
         ]
         table.add_row(Text(key, style="bold" if ki == query_key else ""), " ", *cells)
     return table
@@ -254,7 +309,7 @@ def view(r: WeightsResult, ctx: Ctx) -> RenderableType:
         labels, values, query_key = strip_rows(r, lang)
         parts += [
             Text(t(lang, "weights.strip_title_norm" if r.measure == "norm" else "weights.strip_title"), style="dim"),
-            strip_table(r.strip, labels, query_key, values),
+            strip_table(r.strip, labels, query_key, values, strip_outside(r)),
             strip_caption(r.strip, lang),
             Text(""),
         ]
@@ -272,6 +327,7 @@ def view(r: WeightsResult, ctx: Ctx) -> RenderableType:
     for line in (sink_line(r, lang), learned_sink_line(r, lang), completeness_line(r, lang)):
         if line is not None:
             parts.append(line)
+    parts += [Text(note, style="yellow") for note in window_notes(r, lang)]
     long_prompt = len(shown_keys(r, r.chart.bars)) < len(r.chart.bars)
     if not r.view.per_head:
         block = hardest_block(r, lang, 5 if long_prompt else 8)

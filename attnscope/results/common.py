@@ -64,6 +64,31 @@ class ModelInfo:
         """The linear-attention layers: attnscope captures no rows there."""
         return [i for i, kind in enumerate(self.layer_kinds) if kind == "linear"]
 
+    def sliding_layers(self) -> list[int]:
+        """The layers that attend over a sliding window of ``sliding_window`` keys."""
+        if not self.sliding_window:
+            return []
+        return [i for i, kind in enumerate(self.layer_kinds) if kind == "sliding"]
+
+    def window_first(self, layer: int, query_pos: int) -> int:
+        """The first key position ``query_pos`` reads at ``layer``: 0, or in a sliding layer the
+        first of the last ``sliding_window`` positions (a key k is read when k > query_pos - window,
+        as transformers' sliding-window mask has it)."""
+        if self.sliding_window and layer in self.sliding_layers():
+            return max(0, query_pos - self.sliding_window + 1)
+        return 0
+
+    def windowed(self, layers: Sequence[int], query_pos: int) -> list[int]:
+        """The layers of ``layers`` whose window hides some keys from ``query_pos``."""
+        return [layer for layer in layers if self.window_first(layer, query_pos) > 0]
+
+    def mixes_windows(self, n_tokens: int) -> bool:
+        """A prompt of ``n_tokens`` is longer than the sliding window, and the model has
+        full-attention layers too: the two kinds of layer read different keys."""
+        sliding = self.sliding_layers()
+        full = [i for i, kind in enumerate(self.layer_kinds) if kind == "full"]
+        return bool(sliding and full and self.sliding_window and n_tokens > self.sliding_window)
+
 
 @dataclass(frozen=True)
 class Query:
@@ -88,6 +113,12 @@ WarningCode = Literal[
     "sink_key_excluded",  # heads --no-sink: the key span holds position 0, which adds nothing
     "padded_by_attnscope",  # mask: the tokenizer did not pad the batch; padded with token id ``value``
     "boundary_tokens_differ",  # reuse: prefix+suffix tokenized as one text differs at the boundary
+    # heads: the sliding-window layers read only the last ``value`` keys (from position ``count``) at
+    # the query, the full-attention layers every key, and both are ranked together
+    "mixed_windows",
+    # roles, stats: ``count`` tokens (the longest prompt) are more than the ``value`` keys a sliding
+    # layer reads, and its scores are ranked or listed together with the full-attention layers'
+    "mixed_windows_length",
 ]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo, Token
+from attnscope.results.common import ModelInfo, ResultWarning, Token
 
 Role = Literal["previous_token", "duplicate_token", "induction", "sink"]
 ROLES: tuple[Role, ...] = ("previous_token", "duplicate_token", "induction", "sink")
@@ -65,4 +65,5 @@ class RolesResult(Result):
     top: RoleTop
     sink_threshold: float  # Gu et al.'s epsilon: a head whose sink score exceeds it counts as a sink head
     sink_rate: float  # share of all heads whose sink score exceeds sink_threshold
-    warnings: list[str] = field(default_factory=list)
+    # mixed_windows_length: the tokens are more than a sliding layer's window, and those layers are ranked with the full ones
+    warnings: list[ResultWarning] = field(default_factory=list)

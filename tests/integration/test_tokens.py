@@ -103,16 +103,9 @@ def test_empty_prompt(tokenizer):
 
 
 def _with_bos(fast):
-    """The tokenizer's own copy that prepends a ``<bos>`` special token, as Gemma's and Llama's do."""
-    import copy
+    from support.tiny import with_bos
 
-    from tokenizers import processors
-
-    tok = copy.deepcopy(fast)
-    tok.add_special_tokens({"bos_token": "<bos>"})
-    bos = tok.convert_tokens_to_ids("<bos>")
-    tok._tokenizer.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", bos)])
-    return tok, bos
+    return with_bos(fast)
 
 
 def _metaspace_tokenizer():

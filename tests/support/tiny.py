@@ -91,3 +91,16 @@ def save_model_dir(path: Path, **config_kwargs: int) -> Path:
     model.save_pretrained(path)
     tok.save_pretrained(path)
     return path
+
+
+def with_bos(fast: PreTrainedTokenizerFast) -> tuple[PreTrainedTokenizerFast, int]:
+    """A copy of ``fast`` that prepends a ``<bos>`` special token, as Gemma's and Llama's do; and its id."""
+    import copy
+
+    from tokenizers import processors
+
+    tok = copy.deepcopy(fast)
+    tok.add_special_tokens({"bos_token": "<bos>"})
+    bos = tok.convert_tokens_to_ids("<bos>")
+    tok._tokenizer.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", bos)])
+    return tok, bos

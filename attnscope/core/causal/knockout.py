@@ -33,11 +33,9 @@ def check_left(info: ModelInfo, layers: list[int], queries: list[int], key: KeyS
     0..p, or in a sliding layer the last ``sliding_window`` of them. Its softmax would run over no
     key at all (the knocked-out row is undefined, not a smaller weight)."""
     blocked = set(key.span)
-    kinds = info.layer_kinds
     for layer in layers:
-        window = info.sliding_window if layer < len(kinds) and kinds[layer] == "sliding" else None
         for pos in queries:
-            first = max(0, pos - window + 1) if window else 0
+            first = info.window_first(layer, pos)
             if not all(j in blocked for j in range(first, pos + 1)):
                 continue
             keys = str(pos) if first == pos else f"{first}-{pos}"
@@ -49,7 +47,7 @@ def check_left(info: ModelInfo, layers: list[int], queries: list[int], key: KeyS
                     pos=pos,
                     layer=layer,
                     keys=keys,
-                    window=window,
+                    window=info.sliding_window,
                 )
             raise AttnscopeError("causal_nothing_left", arg="key", key=repr(key.text), pos=pos, layer=layer, keys=keys)
 

@@ -165,8 +165,17 @@ def mask(
     eager_raw, eager_rows = eager_probe(model, ids, am)  # (B, 1, T, T), (B, H, T, T)
     eager_allowed = _allowed(eager_raw, batch, n)
 
+    info = loaded.info
+    sliding = set(info.sliding_layers())
     sequences = [
-        _sequence(encs[b], layout, b, {layer: a[b] for layer, a in model_allowed.items()}, eager_allowed[b])
+        _sequence(
+            encs[b],
+            layout,
+            b,
+            {layer: a[b] for layer, a in model_allowed.items()},
+            eager_allowed[b],
+            (sliding, info.sliding_window or 0),
+        )
         for b in range(batch)
     ]
     pad_rows = [_pad_row(layout, b, eager_rows[b], _captured_at(got.rows, b, _FIRST_PAD)) for b in layout.padded()]
@@ -260,15 +269,28 @@ def _captured_at(rows: dict[int, torch.Tensor], b: int, slot: int) -> torch.Tens
 
 
 def _sequence(
-    enc: Encoded, layout: _Layout, b: int, model_allowed: dict[int, torch.Tensor], eager_allowed: torch.Tensor
+    enc: Encoded,
+    layout: _Layout,
+    b: int,
+    model_allowed: dict[int, torch.Tensor],
+    eager_allowed: torch.Tensor,
+    windows: tuple[set[int], int],
 ) -> MaskSequence:
     """Sequence ``b``'s grids, checked against what each layer's attention received
-    (``model_allowed``: layer -> (T, T), layers in order) and against the eager mask (T, T)."""
+    (``model_allowed``: layer -> (T, T), layers in order) and against the eager mask of layer 0
+    (T, T). ``windows``: the sliding layers and their window; such a layer is checked against the
+    grid with the window's band cut out (``maskgrid.windowed``)."""
     n = len(layout.attention_mask[b])
     grid_t = torch.tensor(layout.grids[b], dtype=torch.bool)  # (T, T)
-    agrees = {layer: bool(torch.equal(allowed, grid_t)) for layer, allowed in model_allowed.items()}
+    sliding, window = windows
+    band_t = torch.tensor(maskgrid.windowed(layout.grids[b], window), dtype=torch.bool) if sliding else grid_t
+
+    def expected(layer: int) -> torch.Tensor:
+        return band_t if layer in sliding else grid_t
+
+    agrees = {layer: bool(torch.equal(allowed, expected(layer))) for layer, allowed in model_allowed.items()}
     first_bad = next((layer for layer, ok in agrees.items() if not ok), 0)
-    diff = (model_allowed[first_bad] != grid_t).nonzero().tolist()  # [[query_pos, key_pos], ...]
+    diff = (model_allowed[first_bad] != expected(first_bad)).nonzero().tolist()  # [[query_pos, key_pos], ...]
     labels = [PAD_LABEL] * n
     for i in range(len(enc.ids)):
         labels[layout.offsets[b] + i] = _label(enc, i)
@@ -282,7 +304,7 @@ def _sequence(
         model_mask=_grid(model_allowed[first_bad]),
         eager_mask=_grid(eager_allowed),
         agrees_with_model=all(agrees.values()),
-        agrees_with_eager=bool(torch.equal(eager_allowed, grid_t)),
+        agrees_with_eager=bool(torch.equal(eager_allowed, expected(0))),
         mismatches=[[int(q), int(k)] for q, k in diff[:MAX_MISMATCHES]],
     )
 

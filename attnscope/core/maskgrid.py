@@ -35,6 +35,12 @@ def combined(attention_mask: list[int]) -> list[list[int]]:
     return [[1 if j <= i and attention_mask[j] else 0 for j in range(n)] for i in range(n)]
 
 
+def windowed(grid: list[list[int]], window: int) -> list[list[int]]:
+    """``grid`` as a sliding-window layer sees it: a key ``window`` or more positions before the
+    query set to 0 too (a key k is read when k > q - window, transformers' sliding-window mask)."""
+    return [[v if i - j < window else 0 for j, v in enumerate(row)] for i, row in enumerate(grid)]
+
+
 def padded_rows(attention_mask: list[int]) -> list[int]:
     return [i for i, m in enumerate(attention_mask) if not m]
 

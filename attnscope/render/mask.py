@@ -23,6 +23,7 @@ from attnscope.render.i18n import Lang, t
 from attnscope.results.mask import PAD_LABEL, MaskKind, MaskResult, MaskSequence, PadColumnCheck, PadRowCheck
 
 ELLIPSIS = "…"
+OUTSIDE = "x"  # a key the causal and padding grid allows but a sliding window hides
 SIDE_BY_SIDE_MAX = 10  # positions drawn; wider illustrations are stacked
 GAP = 13  # the note's spaces between the two grids
 
@@ -61,8 +62,11 @@ def _grid(
     padded: set[int],
     remark: str,
     attention_mask: list[int] | None = None,
+    window: int | None = None,
 ) -> list[Text]:
-    """One Text per drawn row: label, then a cell per slot; the first padded row carries ``remark``."""
+    """One Text per drawn row: label, then a cell per slot; the first padded row carries ``remark``.
+    With ``window``, a cell the grid allows but the window does not (``window`` or more positions
+    back) is drawn ``x``: a sliding layer's band."""
     rows: list[Text] = []
     first_pad = min(padded) if padded else None
     for s in slots:
@@ -77,6 +81,8 @@ def _grid(
                 line.append(ELLIPSIS.rjust(cw), style="dim")
             elif s in padded:
                 line.append("-".rjust(cw), style="dim")
+            elif grid[s][c] and window is not None and s - c >= window:
+                line.append(OUTSIDE.rjust(cw), style="yellow")
             elif grid[s][c]:
                 pad_col = attention_mask is not None and not attention_mask[c]
                 line.append("1".rjust(cw), style="bold red" if pad_col else "bold")
@@ -170,8 +176,17 @@ def _agreement(flag: bool | None, lang: Lang) -> Text:
 class _FitGrid:
     """A labelled grid that draws fewer positions when the console is too narrow for them."""
 
-    def __init__(self, r: MaskResult, seq: MaskSequence, label_width: int, labels: list[str], lang: Lang) -> None:
+    def __init__(
+        self,
+        r: MaskResult,
+        seq: MaskSequence,
+        label_width: int,
+        labels: list[str],
+        lang: Lang,
+        window: int | None = None,
+    ) -> None:
         self.r, self.seq, self.lw, self.labels, self.lang = r, seq, label_width, labels, lang
+        self.window = window  # draw the band of a sliding window of this many keys
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         n = len(self.seq.tokens)
@@ -197,6 +212,7 @@ class _FitGrid:
             set(self.seq.padded_rows),
             t(self.lang, "mask.pad_remark"),
             self.seq.attention_mask,
+            self.window,
         )
         pads = self.seq.padded_rows
         if pads:
@@ -225,6 +241,10 @@ def _sequence(r: MaskResult, b: int, seq: MaskSequence, lang: Lang) -> list[Rend
     head.append(f"  {seq.text!r}" if seq.text else "")
     head.append(f"  ({where})", style="dim")
     parts: list[RenderableType] = [head, _FitGrid(r, seq, lw, labels, lang)]
+    model = r.model
+    if model is not None and model.sliding_window and model.sliding_layers() and n > model.sliding_window:
+        title = t(lang, "mask.window_title", layers=ranges(lang, model.sliding_layers()), window=model.sliding_window)
+        parts += [Text(title, style="yellow"), _FitGrid(r, seq, lw, labels, lang, model.sliding_window)]
     check = Text(t(lang, "mask.model_check"), style="dim")
     check.append_text(_agreement(seq.agrees_with_model, lang))
     if seq.mismatches:

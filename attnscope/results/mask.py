@@ -30,9 +30,11 @@ class MaskSequence:
     text: str = ""  # the prompt (real mode), as the model reads it
     model_mask: list[list[int]] | None = None  # read inside the model's forward (None there = sdpa's is_causal)
     eager_mask: list[list[int]] | None = None  # read inside an eager forward of layer 0
-    agrees_with_model: bool | None = None  # combined == model_mask at every layer checked
-    agrees_with_eager: bool | None = None  # combined == eager_mask
-    mismatches: list[list[int]] = field(default_factory=list)  # [query_pos, key_pos] where combined != model_mask
+    # combined == model_mask at every layer checked; at a sliding layer, combined with every key
+    # sliding_window or more positions before the query set to 0 as well
+    agrees_with_model: bool | None = None
+    agrees_with_eager: bool | None = None  # the same for eager_mask, the mask of layer 0
+    mismatches: list[list[int]] = field(default_factory=list)  # [query_pos, key_pos] where they differ
 
 
 @dataclass(frozen=True)

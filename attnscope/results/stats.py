@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from attnscope.results import Result
-from attnscope.results.common import ModelInfo
+from attnscope.results.common import ModelInfo, ResultWarning
 
 BASE_STATS: tuple[str, ...] = (
     "sink",
@@ -168,7 +168,9 @@ class StatsResult(Result):
     massive: list[MassiveLayer]  # one per layer
     elapsed: float  # seconds this run's prompts took (loading excluded; with Ray, its start-up included)
     ran: int = 0  # prompts this run computed; the others came from the checkpoint
-    warnings: list[str] = field(default_factory=list)
+    # mixed_windows_length: the longest prompt is longer than a sliding layer's window, and the
+    # sliding layers' statistics are listed and ranked with the full layers'
+    warnings: list[ResultWarning] = field(default_factory=list)
 
     def table_rows(self) -> list[dict[str, object]]:
         """The long table: one row per (layer, head, statistic), in that order."""

@@ -236,3 +236,41 @@ def test_the_family_s_bad_input_is_one_line(gemma: tuple[Path, Any], cli: Any) -
     # in the full layers alone the same cut leaves the earlier keys: it runs
     res = run(cli, folder, "knockout", SEED, "--query", last, "--key", key, "--target", ".", "--layers", "1,3")
     assert res.exit_code == 0, res.stderr
+
+
+def test_mask_checks_each_sliding_layer_against_its_band(gemma: tuple[Path, Any], cli: Any) -> None:
+    folder, _ = gemma
+    doc = doc_of(cli, folder, "mask", SEED, "그는 그것을")
+    assert doc["agrees_with_model"] and doc["agrees_with_eager"] and doc["layers_checked"] == 4
+    seq = doc["sequences"][0]
+    n = len(seq["tokens"])
+    # layer 0 slides: the eager mask it received is the grid with the band cut out, not the grid
+    band = [[v if q - k < W else 0 for k, v in enumerate(row)] for q, row in enumerate(seq["combined"])]
+    assert seq["eager_mask"] == band != seq["combined"]
+    for lang, title in (
+        ("en", f"in the sliding-window layers 0,2: a query reads only the last {W} keys"),
+        ("ko", f"슬라이딩 윈도 레이어 0, 2에서는 Q가 마지막 K {W}개만 참고한다"),
+    ):
+        res = run(cli, folder, "mask", SEED, "그는 그것을", "--lang", lang, "--width", "300", "--max-size", "64")
+        assert res.exit_code == 0, res.stderr
+        assert title in res.stdout
+        below = res.stdout.split(title)[1].splitlines()
+        last = next(x for x in below if x.lstrip().startswith(f"{n - 1} "))
+        assert last.split()[2 : 2 + n - W] == ["x"] * (n - W)  # the last row: every key W or more back
+
+
+def test_stats_says_it_lists_both_kinds_past_the_window(
+    gemma: tuple[Path, Any], cli: Any, tmp_path: Path, model_dir: Path
+) -> None:
+    folder, tok = gemma
+    corpus = tmp_path / "prompts.txt"
+    corpus.write_text(f"{SEED}\n그는 그것을\n", encoding="utf-8")
+    longest = max(len(tok(p)["input_ids"]) for p in (SEED, "그는 그것을"))
+    doc = doc_of(cli, folder, "stats", "--input", str(corpus))
+    assert doc["warnings"] == [{"code": "mixed_windows_length", "text": None, "count": longest, "value": W}]
+    res = run(cli, folder, "stats", "--input", str(corpus), "--lang", "ko")
+    assert f"토큰 {longest}개는 슬라이딩 윈도 레이어가 참고하는 K {W}개보다 많아서" in res.stderr
+    # with every prompt cut to the window: nothing mixes; Qwen never
+    assert doc_of(cli, folder, "stats", "--input", str(corpus), "--max-tokens", str(W))["warnings"] == []
+    qwen = cli("stats", "--input", str(corpus), "--model", str(model_dir), "--json")
+    assert json.loads(qwen.stdout)["warnings"] == []

@@ -62,6 +62,7 @@ class Partial:
     lines: np.ndarray  # (prompts,) input lines that counted
     tokens: np.ndarray  # (1,) tokens of those prompts
     truncated: np.ndarray  # (1,) prompts cut to max_tokens
+    longest: np.ndarray  # (1,) tokens of the longest of those prompts (after the cut)
     # massive activations, per layer: the largest |h| and where it was (value, ratio, dim, position, line)
     top_value: np.ndarray  # (L,)
     top_ratio: np.ndarray  # (L,)
@@ -85,6 +86,7 @@ class Partial:
             lines=np.zeros(0, np.int64),
             tokens=np.zeros(1, np.int64),
             truncated=np.zeros(1, np.int64),
+            longest=np.zeros(1, np.int64),
             top_value=np.full(layers, -1.0),
             top_ratio=np.zeros(layers),
             top_where=np.zeros((layers, 3), np.int64),
@@ -115,6 +117,7 @@ class Partial:
         self.lines = np.concatenate([self.lines, other.lines])
         self.tokens = self.tokens + other.tokens
         self.truncated = self.truncated + other.truncated
+        self.longest = np.maximum(self.longest, other.longest)
         better = _better(other.top_value, other.top_where[:, 2], self.top_value, self.top_where[:, 2])
         self.top_value = np.where(better, other.top_value, self.top_value)
         self.top_ratio = np.where(better, other.top_ratio, self.top_ratio)
@@ -138,7 +141,12 @@ class Partial:
     @classmethod
     def from_bytes(cls, data: bytes) -> Partial:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            values = {f.name: z[f.name] for f in fields(cls) if f.name != "skipped"}
+            # a shard saved before ``longest`` was kept: its longest prompt is not known (0)
+            values = {
+                f.name: z[f.name] if f.name in z.files else np.zeros(1, np.int64)
+                for f in fields(cls)
+                if f.name != "skipped"
+            }
             skipped = [(int(a), str(b)) for a, b in zip(z["skipped_lines"], z["skipped_reasons"], strict=True)]
         return cls(**values, skipped=skipped)
 

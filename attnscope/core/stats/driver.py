@@ -30,7 +30,7 @@ from attnscope.core.stats.options import InputFormat, StatsConfig
 from attnscope.core.stats.worker import Item, StatsWorker
 from attnscope.errors import AttnscopeError, decoded, encoded, os_error
 from attnscope.model import Loaded
-from attnscope.results.common import ModelInfo
+from attnscope.results.common import ModelInfo, ResultWarning
 from attnscope.results.files import write_atomic
 from attnscope.results.stats import Corpus, SkippedLine, StatsResult
 
@@ -440,6 +440,8 @@ def _result(
         raise AttnscopeError("stats_no_usable", arg="input", path=corpus.path, n=len(skipped), first=first)
     if len(set(total.lines.tolist())) != total.prompts:  # pragma: no cover - a bug, not an input
         raise AssertionError("a prompt was counted twice")
+    longest = int(total.longest[0])
+    mixed = [ResultWarning(code="mixed_windows_length", count=longest, value=info.sliding_window)]
     return StatsResult(
         model=info,
         corpus=Corpus(
@@ -458,6 +460,7 @@ def _result(
         massive=massive(total),
         elapsed=elapsed,
         ran=ran,
+        warnings=mixed if info.mixes_windows(longest) else [],
     )
 
 

@@ -85,6 +85,7 @@ class StatsWorker:
                 continue
             part.truncated += int(cut)
             part.tokens += len(got.ids)
+            part.longest = np.maximum(part.longest, len(got.ids))
             ready.append(got)
         size = self.options.batch_size
         for start in range(0, len(ready), size):

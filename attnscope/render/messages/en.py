@@ -123,6 +123,7 @@ MESSAGES: dict[str, str] = {
     "mask.model_check": "  model's mask, read inside the forward: ",
     "mask.mismatch": " at [query_pos, key_pos] {cells}",
     "mask.mismatch_more": " and {n} more",
+    "mask.window_title": "  in the sliding-window layers {layers}: a query reads only the last {window} keys, so a key {window} or more positions back is masked too (x)",
     "mask.eager_check": "  eager mask, read inside an eager forward: ",
     "mask.batch": "{n} sequence(s) in one batch, padded on the {side} to {width} positions",
     "mask.chat": "  (chat template)",

@@ -117,6 +117,7 @@ MESSAGES: dict[str, str] = {
     "mask.model_check": "  모델이 계산 중에 받은 마스크와 비교한 결과: ",
     "mask.mismatch": " [query_pos, key_pos] {cells}",
     "mask.mismatch_more": " 외 {n}곳",
+    "mask.window_title": "  슬라이딩 윈도 레이어 {layers}에서는 Q가 마지막 K {window}개만 참고한다. 그래서 Q보다 위치가 {window}개 이상 앞선 K도 지운다(x).",
     "mask.eager_check": "  eager 어텐션이 받은 마스크와 비교한 결과: ",
     "mask.batch": "입력 {n}개를 한 배치로 묶었다. 빈칸을 {side}에 채워 위치 {width}개로 맞췄다.",
     "mask.chat": "  (채팅 템플릿 적용)",

@@ -13,7 +13,7 @@ from attnscope.render import Ctx
 from attnscope.render.figures.common import MARGIN, ROW, chart_rows, header, key_label, model_line, notes
 from attnscope.render.figures.svg import DIM, GRID, Svg, heat, text_width
 from attnscope.render.i18n import t
-from attnscope.render.weights import apportion, bar_mark, key_name, shown_keys, sink_words, strip_rows
+from attnscope.render.weights import apportion, bar_mark, key_name, shown_keys, sink_words, strip_rows, window_notes
 from attnscope.render.weights import notes as notes_of
 from attnscope.results.weights import Chart, WeightsResult
 
@@ -105,6 +105,7 @@ def figure(r: WeightsResult, ctx: Ctx) -> str:
     sink = sink_words(r, ctx.lang)
     if sink is not None:
         extra.append(sink)
+    extra += window_notes(r, ctx.lang)
     hint = t(ctx.lang, "weights.note_by_token_hint")  # a command-line hint: not for a figure in a document
     extra += [line for line in notes_of(r, ctx.lang) if line != hint]
     y = notes(svg, y, extra)

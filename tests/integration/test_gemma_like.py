@@ -159,7 +159,9 @@ def test_weights_says_which_layers_slid(gemma: tuple[Path, Any], cli: Any) -> No
     assert res.exit_code == 0 and "sliding" not in res.stdout and "·" not in res.stdout
 
 
-def test_heads_and_roles_say_they_mix_layer_kinds(gemma: tuple[Path, Any], cli: Any, model_dir: Path) -> None:
+def test_heads_and_roles_say_they_mix_layer_kinds(
+    gemma: tuple[Path, Any], cli: Any, model_dir: Path, tmp_path: Path
+) -> None:
     folder, _ = gemma
     res = run(cli, folder, "heads", SEED, "--query", "그것을", "--key", "사과를", "--json")
     doc = json.loads(res.stdout)
@@ -173,6 +175,10 @@ def test_heads_and_roles_say_they_mix_layer_kinds(gemma: tuple[Path, Any], cli: 
     assert doc["warnings"] == [
         {"code": "mixed_windows_length", "text": None, "count": 17, "value": W}
     ]  # the BOS and two copies of 8
+    saved = tmp_path / "roles.json"
+    saved.write_text(json.dumps(doc), encoding="utf-8")
+    res = cli("render", str(saved))
+    assert res.exit_code == 0 and "17 tokens are more than the 4 keys" in res.stderr, res.stderr
     # within the window, and on Qwen: no warning
     short = doc_of(cli, folder, "roles", "그는")
     assert len(short["tokens"]) <= W and short["warnings"] == []

@@ -61,8 +61,8 @@ COMMANDS: tuple[Command, ...] = (
     _analysis("tokens", "TokensResult", 2, core="attnscope.core.tokenlist"),  # a listing, not core/tokens
     _analysis("info", "InfoResult", 2),
     _analysis("trace", "TraceResult", 3, figure=True),
-    _analysis("explain", "ExplainResult", 2),
-    _analysis("rope", "RopeResult", 2),
+    _analysis("explain", "ExplainResult", 3),
+    _analysis("rope", "RopeResult", 3),
     _analysis("reuse", "ReuseResult", 2),
     Command("render", cli="attnscope.cli.render:render_cmd"),
     _analysis("roles", "RolesResult", 1),

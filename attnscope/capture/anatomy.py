@@ -17,6 +17,8 @@ reads KV head ``h // groups``.
 
 from __future__ import annotations
 
+import inspect
+import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -265,15 +267,58 @@ class Anatomy:
 
     # -- rotary embeddings -------------------------------------------------------------------
 
-    def cos_sin(self, positions: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-        """The model's own rotary_emb at arbitrary positions: cos, sin each (len(positions), D), fp32."""
+    @property
+    def rope_per_type(self) -> bool:
+        """Whether each layer type has a RoPE of its own (Gemma 3, OLMo 3 in transformers 5): the
+        rotary_emb is called with the layer's type and ``config.rope_parameters`` is keyed by type."""
+        return self.rotary is not None and "layer_type" in inspect.signature(self.rotary.forward).parameters
+
+    def rope_parameters(self, index: int) -> dict[str, Any]:
+        """Layer ``index``'s RoPE parameters (``rope_theta``, ``rope_type``, ...): its layer type's own
+        entry of ``config.rope_parameters`` where each type has one, else that one dict."""
+        rope = getattr(self.config, "rope_parameters", None)
+        if not isinstance(rope, dict):
+            return {}
+        own = rope.get(self.layers[index].layer_type) if 0 <= index < len(self.layers) else None
+        if isinstance(own, dict):
+            return own
+        return {} if rope and all(isinstance(v, dict) for v in rope.values()) else rope
+
+    def inv_freq(self, index: int) -> torch.Tensor | None:
+        """The rotary_emb's speeds for layer ``index`` (its type's ``{type}_inv_freq`` where each type
+        has its own), or None where the module keeps none."""
+        name = f"{self.layers[index].layer_type}_inv_freq" if self.rope_per_type else "inv_freq"
+        got = getattr(self.rotary, name, None)
+        return got if isinstance(got, torch.Tensor) else None
+
+    def cos_sin(self, positions: list[int], index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The model's own rotary_emb for layer ``index`` at arbitrary positions: cos, sin each
+        (len(positions), D), fp32 (called with the layer's type where each type has its own RoPE)."""
         if self.rotary is None:
             raise AttnscopeError("rope_no_rotary", model=type(self.model).__name__)
         device = self.device
         pos = torch.tensor([positions], device=device)  # (1, N)
+        kind = {"layer_type": self.layers[index].layer_type} if self.rope_per_type else {}
         with torch.inference_mode():
-            cos, sin = self.rotary(torch.zeros(1, dtype=torch.float32, device=device), pos)  # each (1, N, D)
+            cos, sin = self.rotary(torch.zeros(1, dtype=torch.float32, device=device), pos, **kind)  # each (1, N, D)
         return cos[0].float().cpu(), sin[0].float().cpu()
+
+    def qk_norm(self, index: int, which: Literal["q", "k"]) -> tuple[torch.nn.Module, bool] | None:
+        """Layer ``index``'s ``q_norm`` or ``k_norm`` between the projection and RoPE, and whether it
+        norms each head apart (a weight of head_dim, or (heads, head_dim): Qwen 3, Gemma 3, Cohere)
+        rather than the whole projection (a weight of heads x head_dim: OLMo 2/3); None where the
+        layer has none, or one of another shape."""
+        attn = self.layers[index].attn
+        module = getattr(attn, f"{which}_norm", None)
+        weight = getattr(module, "weight", None)
+        if not isinstance(module, torch.nn.Module) or not isinstance(weight, torch.Tensor):
+            return None
+        n = self.n_heads if which == "q" else self.n_kv
+        if weight.shape[-1] == self.head_dim:
+            return module, True
+        if weight.dim() == 1 and weight.numel() == n * self.head_dim:
+            return module, False
+        return None
 
     # -- refusal checks: each returns why an analysis cannot run, or None ----------------------
 
@@ -347,32 +392,40 @@ class Anatomy:
             return "it has no layers[N].self_attn"
         if layer.q is None or layer.k is None or layer.v is None:
             return "it projects q, k and v with one fused layer (no separate q_proj, k_proj, v_proj)"
-        if any(isinstance(getattr(attn, n, None), torch.nn.Module) for n in ("q_norm", "k_norm")):
-            return "it normalises q and k (q_norm, k_norm) between the projection and RoPE"
+        for which in ("q", "k"):
+            if isinstance(getattr(attn, f"{which}_norm", None), torch.nn.Module) and self.qk_norm(index, which) is None:
+                return f"its {which}_norm between the projection and RoPE has a weight of neither head_dim nor heads x head_dim"
         own_dim = int(getattr(attn, "head_dim", 0) or 0)
         if self.n_heads and own_dim and layer.q.out_features != self.n_heads * own_dim:
             return "its q_proj also makes a gate for each head's output"
-        return self._rope_problem(attn, own_dim)
+        return self._rope_problem(attn, own_dim, index)
 
-    def _rope_problem(self, attn: torch.nn.Module, own_dim: int) -> str | None:
+    def _rope_problem(self, attn: torch.nn.Module, own_dim: int, index: int) -> str | None:
         """Why the layer's RoPE is not the model's rotary_emb over every dim of a head, or None."""
-        rope = getattr(self.config, "rope_parameters", None) or {}
-        partial = rope.get("partial_rotary_factor") if isinstance(rope, dict) else None
+        rope = self.rope_parameters(index)
+        partial = rope.get("partial_rotary_factor")
         partial = partial if partial is not None else getattr(self.config, "partial_rotary_factor", 1.0)
         if isinstance(partial, (int, float)) and partial < 1.0:
             return f"it rotates only part of each head (partial_rotary_factor {partial:g})"
         if getattr(attn, "use_rope", True) in (False, 0):
             return "this layer applies no RoPE at all (a NoPE layer)"
+        # EXAONE 4 rotates only where `self.sliding_window is None or self.is_sliding`
+        if getattr(attn, "is_sliding", None) is False and getattr(attn, "sliding_window", None) is not None:
+            return "this layer applies no RoPE at all (a NoPE layer)"
         if self.rotary is None:
             return "it has no rotary_emb module on the decoder to call"
-        width = self.cos_sin([0])[0].shape[-1]
+        cos, sin = self.cos_sin([1, 2], index)  # (2, D)
+        width = cos.shape[-1]
         if own_dim and width != own_dim:
             return f"its rotary_emb gives cos/sin for {width} of the {own_dim} dims of a head, applied its own way"
+        if not _half_split(attn, cos, sin):
+            return "its apply_rotary_pos_emb pairs the dims of a head otherwise than i with i + d/2 (interleaved)"
         return None
 
     def recomputable(self, index: int, what: str = "this command") -> torch.nn.Module:
         """Layer ``index``'s attention module, when ``what`` (explain, rope) can recompute its q and k
-        as ``RoPE(q_proj(x))``, ``RoPE(k_proj(x))``; otherwise one error saying which step it lacks."""
+        as ``RoPE(q_proj(x))``, ``RoPE(k_proj(x))`` (through the layer's :meth:`qk_norm` where it has
+        one); otherwise one error saying which step it lacks."""
         why = self.recompute_problem(index)
         if why is not None:
             raise AttnscopeError("rope_recompute", what=what, layer=index, model_type=self.model_type, why=why)
@@ -397,6 +450,20 @@ def head_writer(module: Any, head_dim: int, what: str) -> tuple[torch.nn.Linear,
     if isinstance(q_proj, torch.nn.Linear) and q_proj.out_features == 2 * n_heads * head_dim:
         raise AttnscopeError("capture_gated", module=type(module).__name__, what=what)
     return o_proj, n_heads
+
+
+def _half_split(attn: torch.nn.Module, cos: torch.Tensor, sin: torch.Tensor) -> bool:
+    """Whether the modeling module's own ``apply_rotary_pos_emb`` is ``x cos + rotate_half(x) sin``
+    with dim i paired with i + d/2 (true where the module has none to ask), on a probe vector."""
+    fn = getattr(sys.modules.get(type(attn).__module__), "apply_rotary_pos_emb", None)
+    if not callable(fn):
+        return True
+    half = cos.shape[-1] // 2
+    x = torch.linspace(-1.0, 1.0, 2 * cos.shape[-1]).view(1, 1, 2, -1)  # (1, 1, 2, D)
+    ours = x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+    with torch.inference_mode():
+        theirs = fn(x, x, cos[None], sin[None])[0]
+    return bool(torch.allclose(theirs.float(), ours, atol=1e-6))
 
 
 def _name_in(block: torch.nn.Module, module: torch.nn.Module) -> str:

@@ -2,7 +2,8 @@
 
 ``explain`` takes the hidden states the layer's attention received (a pre-hook, via
 ``core.rotary.project``) and recomputes q, k and v itself: ``q_proj``/``k_proj``/``v_proj``
-of that input, then the model's own RoPE (its ``rotary_emb`` cos/sin at positions
+of that input (q and k through the layer's own ``q_norm``/``k_norm`` where it has them, as
+Qwen 3 and Gemma 3 do), then the model's own RoPE (its ``rotary_emb`` cos/sin at positions
 0..T-1, applied with the modeling module's own ``apply_rotary_pos_emb``). It then follows
 the note's pseudo-code for one query position i and one query head h: scores_j = q_i . k_j
 for j <= i using KV head h // groups, scaled by the module's ``scaling`` (1/sqrt(d)),
@@ -91,7 +92,7 @@ def explain(
     n_tok = proj.k.shape[1]
 
     # q, k, v recomputed from the layer's input: projections, then the model's own RoPE.
-    cos, sin = cos_sin(loaded.model, list(range(n_tok)))  # each (T, D), from rotary_emb
+    cos, sin = cos_sin(loaded.model, list(range(n_tok)), li)  # each (T, D), from rotary_emb
     q_re, k_re = model_rope(attn)(
         proj.q_pre[None], proj.k_pre[None], cos[None], sin[None]
     )  # (1, H, T, D), (1, KV, T, D)
@@ -162,6 +163,7 @@ def explain(
         max_diff_weights=max_diff_weights,
         max_diff_out=max_diff_out,
         rope=evidence,
+        qk_norm=proj.qk_norm,
         tolerance=tol,
         ok=ok,
         checks=checks,

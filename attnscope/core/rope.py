@@ -1,11 +1,12 @@
 """RoPE as the model applies it: the per-pair speeds, and a check that scores depend on n - m only.
 
 ``rope`` reads ``rope_theta`` from ``config.rope_parameters`` (transformers 5 has no
-``config.rope_theta``), lists every rotation pair with its speed inv_freq = theta^(-2i/d),
+``config.rope_theta``; where each layer type has its own, as in Gemma 3, the checked layer's
+type's entry, and every type's base is listed with its layers), lists every rotation pair with its speed inv_freq = theta^(-2i/d),
 wavelength 2*pi/inv_freq and angle at ``--pos``, and compares those speeds to the model's
 own ``rotary_emb.inv_freq``. It then takes the model's real pre-RoPE q and k at one layer
 and head (recomputed with that layer's own q_proj/k_proj from the input the layer really
-received), rotates q to position m + delta and k to n + delta with the model's own
+received, then its q_norm/k_norm where it has them), rotates q to position m + delta and k to n + delta with the model's own
 ``rotary_emb`` cos/sin, and shows the score q.k is the same for every delta. It also
 shows that the captured k is the rotated k_proj output and that v is v_proj's output
 unrotated.
@@ -31,17 +32,29 @@ from attnscope.core.prompt.tokens import check_length, encode
 from attnscope.core.rotary import Projections, attention_module, cos_sin, project, rotate
 from attnscope.errors import AttnscopeError
 from attnscope.model import Loaded
-from attnscope.results.rope import Pair, RelativeCheck, RopeResult, VCheck
+from attnscope.results.rope import Pair, RelativeCheck, RopeBase, RopeResult, VCheck
 
 DEFAULT_PROMPT = "민수는 사과를 샀다. 그는 그것을 먹었다."
 DEFAULT_DELTAS = (1, 10, 100, 1000)
 
 
-def rope_theta(config: Any) -> tuple[float, str]:
-    params = getattr(config, "rope_parameters", None)
-    if not isinstance(params, dict) or "rope_theta" not in params:
-        raise AttnscopeError("rope_theta", model_type=getattr(config, "model_type", "this model"))
+def rope_theta(model: Any, layer: int) -> tuple[float, str]:
+    """Layer ``layer``'s RoPE base and type (its layer type's, where each type has its own)."""
+    body = anatomy.of(model)
+    params = body.rope_parameters(layer)
+    if "rope_theta" not in params:
+        raise AttnscopeError("rope_theta", model_type=body.model_type)
     return float(params["rope_theta"]), str(params.get("rope_type", "default"))
+
+
+def bases(model: Any) -> list[RopeBase]:
+    """Every layer type's RoPE with its layers, in the order of their first layer (attention layers only)."""
+    body = anatomy.of(model)
+    out: dict[str, list[int]] = {}
+    for layer in body.layers:
+        if layer.attn is not None:
+            out.setdefault(layer.layer_type, []).append(layer.index)
+    return [RopeBase(kind, *rope_theta(model, layers[0]), layers) for kind, layers in out.items()]
 
 
 def relative_check(
@@ -56,7 +69,7 @@ def relative_check(
     keys = list(range(m + 1))
 
     def scores(q_at: int, k_shift: int) -> torch.Tensor:
-        cos, sin = cos_sin(model, [q_at] + [n + k_shift for n in keys])  # (1 + m+1, D)
+        cos, sin = cos_sin(model, [q_at] + [n + k_shift for n in keys], layer)  # (1 + m+1, D)
         q_rot = rotate(q_pre, cos[0], sin[0])  # (D,)
         k_rot = rotate(k_pre, cos[1:], sin[1:])  # (m+1, D)
         return k_rot @ q_rot  # (m+1,)
@@ -129,7 +142,6 @@ def rope(
     model = loaded.model
     config = model.config
     info = loaded.info
-    theta, rope_type = rope_theta(config)
     head_dim = anatomy.of(model).head_dim
     if pos < 0:
         raise AttnscopeError("pos_negative", arg="pos", value=pos)
@@ -137,8 +149,9 @@ def rope(
     (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")
     attention_module(model, li, "rope")  # a layer whose q and k are not RoPE(q_proj(x)), RoPE(k_proj(x)): refused
+    theta, rope_type = rope_theta(model, li)
     table = pairs(theta, head_dim, pos)
-    inv_diff = _inv_freq_diff(model, table)
+    inv_diff = _inv_freq_diff(model, table, li)
     enc = encode(loaded.tokenizer, prompt if prompt is not None else DEFAULT_PROMPT)
     max_pos = getattr(config, "max_position_embeddings", None)
     check_length(len(enc.ids), max_pos)
@@ -157,6 +170,7 @@ def rope(
         model=info,
         rope_theta=theta,
         rope_type=rope_type,
+        bases=bases(model),
         head_dim=head_dim,
         pos=pos,
         pairs=table,
@@ -165,6 +179,7 @@ def rope(
         tokens=enc.tokens,
         relative_check=rel,
         v_check=vc,
+        qk_norm=proj.qk_norm,
         tolerance=rel_tol,
         ok=ok,
     )
@@ -188,11 +203,12 @@ def _shifts_in_range(shifts: list[int], m: int, max_pos: int | None, *, chosen: 
     return shifts
 
 
-def _inv_freq_diff(model: torch.nn.Module, table: Sequence[Pair]) -> float | None:
-    """The largest relative difference between the model's own ``rotary_emb.inv_freq`` and the
-    speeds computed from ``rope_theta`` (None when the model keeps no such tensor)."""
-    model_inv = getattr(anatomy.of(model).rotary, "inv_freq", None)
-    if not isinstance(model_inv, torch.Tensor):
+def _inv_freq_diff(model: torch.nn.Module, table: Sequence[Pair], layer: int) -> float | None:
+    """The largest relative difference between the model's own ``rotary_emb.inv_freq`` (of the
+    layer's type, where each has its own) and the speeds computed from ``rope_theta`` (None when
+    the model keeps no such tensor)."""
+    model_inv = anatomy.of(model).inv_freq(layer)
+    if model_inv is None:
         return None
     ours = torch.tensor([p.inv_freq for p in table], dtype=torch.float64)
     return float(((model_inv.double().cpu() - ours).abs() / ours).max())

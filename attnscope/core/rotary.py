@@ -3,7 +3,9 @@ position check) and ``explain`` (one head's attention step by step) both read.
 
 ``project`` runs the model to one layer through the hook points (its attention's input, the
 post-RoPE q/k/v the attention function was handed, the rows, the output before o_proj) and
-applies the layer's own q/k/v projections to that input; ``rotate`` is RoPE as the model applies
+applies the layer's own q/k/v projections to that input, then its own q_norm and k_norm where it
+has them (per head, or over the whole projection in OLMo 2/3, as the anatomy says), which gives
+the q and k RoPE turns; ``rotate`` is RoPE as the model applies
 it (Hugging Face pairs dimension i with i + d/2), ``cos_sin`` the model's own rotary embedding at
 any positions. A layer whose q and k are not RoPE of a plain projection is refused by the anatomy.
 This module is no analysis of its own; it prints nothing.
@@ -12,7 +14,7 @@ This module is no analysis of its own; it prints nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -25,7 +27,8 @@ class Projections:
     """One layer's attention inputs for one sequence (batch of 1), all fp32 on CPU.
 
     x: (T, hidden), the input self_attn received (after input_layernorm).
-    q_pre: (H, T, D), k_pre/v_pre: (KV, T, D): the layer's own projections of x, before RoPE.
+    q_pre: (H, T, D), k_pre/v_pre: (KV, T, D): the layer's own projections of x, before RoPE
+    (q and k through the layer's q_norm and k_norm where it has them: ``qk_norm``).
     cos, sin: (T, D): what the model's rotary_emb gave this layer.
     q: (H, T, D), k/v: (KV, T, D): what the attention function was handed (post-RoPE q/k).
     rows: (H, P, T) captured softmax rows for the requested positions.
@@ -47,6 +50,7 @@ class Projections:
     output: torch.Tensor
     mask: torch.Tensor | None
     scaling: float
+    qk_norm: bool = False
 
 
 def attention_module(model: torch.nn.Module, layer: int, what: str = "this command") -> Any:
@@ -85,10 +89,11 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
     n_tok = x.shape[1]
     q, k, v = (run[f"{point}.{layer}"].cpu() for point in ("q", "k", "v"))  # (1, H, T, D), (1, KV, T, D), (1, KV, T, D)
     head_dim = q.shape[-1]
+    body = anatomy.of(model)
     with torch.inference_mode():
         # (1, T, n*D) -> (1, T, n, D) -> (1, n, T, D) -> (n, T, D)
-        q_pre = parts.proj("q")(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
-        k_pre = parts.proj("k")(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
+        q_pre = _pre_rope(body, layer, "q", x, head_dim).transpose(1, 2)[0]
+        k_pre = _pre_rope(body, layer, "k", x, head_dim).transpose(1, 2)[0]
         v_pre = parts.proj("v")(x).view(1, n_tok, -1, head_dim).transpose(1, 2)[0]
     cos, sin = pe  # each (1, T, D)
     mask = run.masks.get(layer)
@@ -106,9 +111,25 @@ def project(model: torch.nn.Module, ids: list[int], layer: int, positions: list[
         output=run[f"z.{layer}"][0].float().cpu(),  # (T, H, D)
         mask=None if mask is None else mask.cpu(),
         scaling=parts.scaling(head_dim**-0.5),
+        qk_norm=body.qk_norm(layer, "q") is not None or body.qk_norm(layer, "k") is not None,
     )
 
 
-def cos_sin(model: torch.nn.Module, positions: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The model's own rotary_emb at arbitrary positions: cos, sin each (len(positions), D), fp32."""
-    return anatomy.of(model).cos_sin(positions)
+def _pre_rope(
+    body: anatomy.Anatomy, layer: int, which: Literal["q", "k"], x: torch.Tensor, head_dim: int
+) -> torch.Tensor:
+    """(1, T, hidden) -> (1, T, n, D): the layer's ``{which}_proj`` of ``x`` through its ``{which}_norm``
+    where it has one, normed per head or over the whole projection as the model does."""
+    out: torch.Tensor = body.layers[layer].proj(which)(x)  # (1, T, n*D)
+    norm = body.qk_norm(layer, which)
+    if norm is not None and not norm[1]:
+        out = norm[0](out)  # over the whole projection (OLMo 2/3)
+    out = out.view(*out.shape[:2], -1, head_dim)  # (1, T, n, D)
+    if norm is not None and norm[1]:
+        out = norm[0](out)  # per head (Qwen 3, Gemma 3)
+    return out
+
+
+def cos_sin(model: torch.nn.Module, positions: list[int], layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model's own rotary_emb for ``layer`` at arbitrary positions: cos, sin each (len(positions), D), fp32."""
+    return anatomy.of(model).cos_sin(positions, layer)

@@ -29,23 +29,34 @@ def view(r: ExplainResult, ctx: Ctx) -> RenderableType:
     i = r.query.index
     head = Text()
     head.append(m["title"].format(layer=r.layer, head=r.head, q=glue(r.query.text), i=i), style="bold")
-    head.append(
-        "\n"
-        + t(
+    shared = ranges(ctx.lang, r.shared_heads)
+    own = abs(r.scaling * math.sqrt(r.head_dim) - 1.0) > 1e-6  # a scaling of its own, not 1/sqrt(d) (Gemma, Granite)
+    if own:
+        kv = t(
+            ctx.lang,
+            "explain.kv_scaled",
+            kv=r.kv_head,
+            shared=shared,
+            d=r.head_dim,
+            s=f"{r.scaling:.4g}",
+            inv=f"{r.head_dim**-0.5:.4g}",
+        )
+    else:
+        kv = t(
             ctx.lang,
             "explain.kv",
             kv=r.kv_head,
-            shared=ranges(ctx.lang, r.shared_heads),
+            shared=shared,
             d=r.head_dim,
             root=f"{math.sqrt(r.head_dim):.4g}",
             s=r.scaling,
-        ),
-        style="dim",
-    )
-    head.append("\n" + m["steps"].format(i=i), style="dim")
+        )
+    head.append("\n" + kv, style="dim")
+    suffix = "_scaled" if own else ""
+    head.append("\n" + m["steps" + suffix].format(i=i), style="dim")
     head.append(f"\n{m['q']} {_vec(r.q, r.dims)}")
 
-    cols = m["cols"].split("\t")
+    cols = m["cols" + suffix].split("\t")
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     half = len(_vec(r.q, r.dims)) // 2 + 1  # a vector wraps between its numbers, onto two lines at most
     for n, (name, justify) in enumerate(
@@ -98,6 +109,8 @@ def view(r: ExplainResult, ctx: Ctx) -> RenderableType:
                 kp=f"{e.k_pre_vs_post:.3g}",
                 qr=fmt(e.q_rotated_vs_post),
                 kr=fmt(e.k_rotated_vs_post),
+                qx="q_norm(q_proj(x))" if r.qk_norm else "q_proj(x)",
+                kx="k_norm(k_proj(x))" if r.qk_norm else "k_proj(x)",
             ),
             style="dim",
         )

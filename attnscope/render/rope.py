@@ -12,8 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from attnscope.render import Ctx
+from attnscope.render.common import ranges
 from attnscope.render.fit import FitColumns, Fitted
-from attnscope.render.i18n import section
+from attnscope.render.i18n import section, t
 from attnscope.render.trace import fmt
 from attnscope.results.rope import RopeResult
 
@@ -22,8 +23,16 @@ def view(r: RopeResult, ctx: Ctx) -> RenderableType:
     m = section(ctx.lang, "rope")
     head = Text()
     head.append(m["title"].format(model=r.model.id), style="bold")
-    theta = f"{r.rope_theta:,.0f}" if r.rope_theta == int(r.rope_theta) else f"{r.rope_theta:g}"
+    theta = _theta(r.rope_theta)
     head.append("\n" + m["theta"].format(t=theta, rt=r.rope_type, d=r.head_dim, n=len(r.pairs)))
+    if len({(b.rope_theta, b.rope_type) for b in r.bases}) > 1:
+        layer = r.relative_check.layer
+        kind = next((b.layer_type for b in r.bases if layer in b.layers), "")
+        listed = m["base_sep"].join(
+            m["base"].format(kind=b.layer_type, layers=ranges(ctx.lang, b.layers), t=_theta(b.rope_theta))
+            for b in r.bases
+        )
+        head.append("\n" + t(ctx.lang, "rope.bases", bases=listed, l=layer, kind=kind))
     head.append("\n" + m["pairs_note"], style="dim")
     cols = m["cols"].split("\t")
     table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
@@ -65,6 +74,12 @@ def view(r: RopeResult, ctx: Ctx) -> RenderableType:
         )
     )
     v = r.v_check
-    parts.append(Text(m["kv"].format(kp=f"{v.k_pre_vs_post:.3g}", kr=fmt(v.k_rotated_vs_post)), style="dim"))
+    kx = "k_norm(k_proj(x))" if r.qk_norm else "k_proj(x)"
+    parts.append(Text(m["kv"].format(kp=f"{v.k_pre_vs_post:.3g}", kr=fmt(v.k_rotated_vs_post), kx=kx), style="dim"))
     parts.append(Text(m["v"].format(vp=fmt(v.v_pre_vs_post), vr=f"{v.v_rotated_vs_post:.3g}"), style="dim"))
     return Fitted(Group(*parts))
+
+
+def _theta(theta: float) -> str:
+    """A RoPE base as the view writes it: ``1,000,000``, or ``%g`` where it is no whole number."""
+    return f"{theta:,.0f}" if theta == int(theta) else f"{theta:g}"

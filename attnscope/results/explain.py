@@ -56,7 +56,7 @@ class ExplainResult(Result):
     largest weight the capture gave any of them (0 when the mask works).
     """
 
-    SCHEMA = "attnscope.explain/2"
+    SCHEMA = "attnscope.explain/3"
 
     model: ModelInfo
     text: str
@@ -84,6 +84,7 @@ class ExplainResult(Result):
     max_diff_weights: float
     max_diff_out: float
     rope: RopeEvidence
+    qk_norm: bool  # q and k went through the layer's q_norm, k_norm before RoPE: *_pre is after them
     tolerance: float
     ok: bool
     checks: list[Check] = field(default_factory=list)

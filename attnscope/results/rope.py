@@ -58,12 +58,24 @@ class VCheck:
 
 
 @dataclass(frozen=True)
+class RopeBase:
+    """The RoPE of one layer type (``config.layer_types``): Gemma 3 gives its full and sliding
+    layers bases of their own, most models one for every layer."""
+
+    layer_type: str  # the config's name: full_attention, sliding_attention
+    rope_theta: float
+    rope_type: str
+    layers: list[int]  # the layers of this type
+
+
+@dataclass(frozen=True)
 class RopeResult(Result):
-    SCHEMA = "attnscope.rope/2"
+    SCHEMA = "attnscope.rope/3"
 
     model: ModelInfo
-    rope_theta: float  # from config.rope_parameters
-    rope_type: str  # from config.rope_parameters
+    rope_theta: float  # from config.rope_parameters, for the checked layer's type
+    rope_type: str  # from config.rope_parameters, for the checked layer's type
+    bases: list[RopeBase]  # every layer type's RoPE, with its layers
     head_dim: int
     pos: int  # the --pos whose angles are listed
     pairs: list[Pair]  # one per pair of dims
@@ -72,6 +84,7 @@ class RopeResult(Result):
     tokens: list[Token]
     relative_check: RelativeCheck  # score(m+Δ, n+Δ) against score(m, n) on the model's real q/k
     v_check: VCheck  # max |difference| over the layer: which of q, k, v are rotated
+    qk_norm: bool  # q and k went through the layer's q_norm, k_norm before RoPE: *_pre is after them
     tolerance: float  # the bar relative_check.max_diff is held to
     ok: bool
     warnings: list[ResultWarning] = field(default_factory=list)

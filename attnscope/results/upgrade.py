@@ -154,6 +154,33 @@ def _trace_2(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "rows": rows, "compare": compare, "schema": "attnscope.trace/3"}
 
 
+def _explain_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """explain/2 came from layers without q_norm/k_norm (it refused them)."""
+    return {**doc, "qk_norm": False, "schema": "attnscope.explain/3"}
+
+
+def _rope_2(doc: dict[str, Any]) -> dict[str, Any]:
+    """rope/2 ran only where one RoPE served every layer (it refused per-type bases) and without
+    q_norm/k_norm: one base for all the model's layers."""
+    model = doc.get("model") or {}
+    kinds = model.get("layer_kinds") or ["full"] * int(model.get("num_hidden_layers") or 0)
+    by_type: dict[str, list[int]] = {}
+    for i, kind in enumerate(kinds):
+        if kind != "linear":
+            by_type.setdefault(f"{kind}_attention", []).append(i)
+    theta, rope_type = doc.get("rope_theta"), doc.get("rope_type")
+    bases = [{"layer_type": t, "rope_theta": theta, "rope_type": rope_type, "layers": ls} for t, ls in by_type.items()]
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        out[key] = value
+        if key == "rope_type":
+            out["bases"] = bases
+        if key == "v_check":
+            out["qk_norm"] = False
+    out["schema"] = "attnscope.rope/3"
+    return out
+
+
 STEPS: dict[str, Step] = {
     "attnscope.tokens/1": _tokens_1,
     "attnscope.weights/1": _weights_1,
@@ -161,11 +188,13 @@ STEPS: dict[str, Step] = {
     "attnscope.heads/1": _heads_1,
     "attnscope.matrix/1": _matrix_1,
     "attnscope.explain/1": _drop_words("attnscope.explain/2"),
+    "attnscope.explain/2": _explain_2,
     "attnscope.mask/1": _mask_1,
     "attnscope.info/1": _info_1,
     "attnscope.trace/1": _drop_words("attnscope.trace/2"),
     "attnscope.trace/2": _trace_2,
     "attnscope.rope/1": _drop_words("attnscope.rope/2"),
+    "attnscope.rope/2": _rope_2,
     "attnscope.reuse/1": _drop_words("attnscope.reuse/2"),
 }
 

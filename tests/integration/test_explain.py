@@ -134,7 +134,7 @@ def test_cli_json(cli, model_dir):
     res = cli("explain", SEED, "--query", "그것을", "--layer", "-1", "--head", "3", "--model", str(model_dir), "--json")
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.explain/2"
+    assert doc["schema"] == "attnscope.explain/3"
     for key in ("scores", "scaled", "weights", "out", "max_diff_weights", "max_diff_out"):
         assert key in doc
     assert doc["layer"] == 2 and doc["kv_head"] == 1

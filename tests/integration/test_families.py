@@ -47,6 +47,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("ablate", [SEED, "--target", "."]),
     ("knockout", [SEED, "--target", ".", "--key", "사과를"]),
     ("patch", ["--clean", CLEAN, "--corrupt", CORRUPT, "--target", "."]),
+    ("flow", [SEED, "--threshold", "0.04"]),
 ]
 
 
@@ -134,6 +135,9 @@ def test_family(model_type: str, tokenizer: Any, cli: Any, tmp_path_factory: pyt
             if name == "weights --measure norm":
                 completeness = json.loads(res.stdout)["completeness_max_diff"]
                 assert completeness is not None and completeness < 1e-4
+            if name == "flow":  # every split sum adds back to the model's own
+                checks = json.loads(res.stdout)["layers"]
+                assert all(max(c["attention_error"], c["mlp_error"]) < 1e-4 * max(1.0, c["scale"]) for c in checks)
         else:
             support[name] = one_error(res, res.exit_code).removeprefix("attnscope: error: ")
     RECORDS[model_type] = models_doc.Family(

@@ -71,7 +71,9 @@ def test_k_rotated_v_not(loaded):
 def test_absolute_position_encoding_is_caught(loaded, monkeypatch):
     """A rotary whose angle grows with position squared is not relative: the check must fail."""
     real = rope_mod.cos_sin
-    monkeypatch.setattr(rope_mod, "cos_sin", lambda model, positions: real(model, [p * p for p in positions]))
+    monkeypatch.setattr(
+        rope_mod, "cos_sin", lambda model, positions, layer: real(model, [p * p for p in positions], layer)
+    )
     r = rope(loaded, layer=1, head=0, deltas=[1, 2])
     assert not r.ok and r.relative_check.max_diff > 1e-2
 
@@ -91,7 +93,7 @@ def test_cli_json(cli, model_dir):
     )
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["schema"] == "attnscope.rope/2"
+    assert doc["schema"] == "attnscope.rope/3"
     assert doc["rope_theta"] == 10000.0 and doc["head_dim"] == 8
     assert set(doc["pairs"][0]) >= {"i", "inv_freq", "wavelength"}
     assert doc["relative_check"]["deltas"] == [1, 2] and doc["relative_check"]["max_diff"] < 1e-3

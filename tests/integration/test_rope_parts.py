@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from attnscope.core import rope as rope_mod
 from attnscope.errors import AttnscopeError
 
+from support import families
 
-def test_missing_rope_theta():
-    with pytest.raises(AttnscopeError, match="rope_theta"):
-        rope_mod.rope_theta(SimpleNamespace(model_type="x", rope_parameters={"rope_type": "default"}))
-    assert rope_mod.rope_theta(SimpleNamespace(rope_parameters={"rope_theta": 5.0})) == (5.0, "default")
+
+def test_missing_rope_theta(tokenizer):
+    model = families.model("qwen2", len(tokenizer))
+    model.config.rope_parameters = {"rope_theta": 5.0}
+    assert rope_mod.rope_theta(model, 0) == (5.0, "default")
+    model.config.rope_parameters = {"rope_type": "default"}
+    with pytest.raises(AttnscopeError, match="qwen2: config.rope_parameters has no rope_theta"):
+        rope_mod.rope_theta(model, 0)

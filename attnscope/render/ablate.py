@@ -18,7 +18,7 @@ from attnscope.render.fit import FitColumns, Fitted
 from attnscope.render.i18n import Lang, t
 from attnscope.results import derive as d
 from attnscope.results.ablate import AblateResult, RankedEffect
-from attnscope.results.common import Metric
+from attnscope.results.common import Metric, prepended_bos
 
 TOP = 10
 
@@ -188,5 +188,7 @@ def view(r: AblateResult, ctx: Ctx) -> RenderableType:
         parts.append(Text(t(lang, "ablate.checked", n=len(r.checked), rho=rho, diff=f"{diff:.2g}")))
     parts.append(Text(t(lang, "ablate.note_est" if r.estimated else "ablate.note_exact"), style="dim"))
     if r.key is None:
-        parts.append(Text(t(lang, "ablate.note_top_key"), style="dim"))
+        bos = prepended_bos(r.tokens)
+        note = t(lang, "ablate.note_top_key_bos", label=r.tokens[0].label) if bos else t(lang, "ablate.note_top_key")
+        parts.append(Text(note, style="dim"))
     return Fitted(Group(*parts))

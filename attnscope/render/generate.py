@@ -13,6 +13,7 @@ from attnscope.render import segments as seg
 from attnscope.render.common import SINK_NAMED_AT
 from attnscope.render.fit import FitColumns, Fitted, Flow
 from attnscope.render.i18n import t
+from attnscope.results.common import prepended_bos
 from attnscope.results.generate import GenerateResult, GenerateStep
 
 
@@ -134,12 +135,13 @@ def view(r: GenerateResult, ctx: Ctx) -> RenderableType:
     marked = any(_is_sink(r, s.word, s.weight) for n in shown for s in r.steps[n].top_words)
     notes = [
         "generate.prob_note",
-        *(["generate.sink_note"] if marked else []),
+        *([f"generate.sink_note{'_bos' if prepended_bos(r.tokens) else ''}"] if marked else []),
         "generate.heads_note",
         "generate.cached",
     ]
     parts.append(Text(""))
-    parts += [Text(t(ctx.lang, key, threshold=f"{SINK_NAMED_AT:g}"), style="dim") for key in notes]
+    label = r.tokens[0].label if r.tokens else ""
+    parts += [Text(t(ctx.lang, key, threshold=f"{SINK_NAMED_AT:g}", label=label), style="dim") for key in notes]
     if len(shown) < len(r.steps):
         parts.append(Text(t(ctx.lang, "generate.more_steps", shown=len(shown), total=len(r.steps)), style="dim"))
     return Fitted(Group(*parts))

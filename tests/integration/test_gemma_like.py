@@ -80,6 +80,10 @@ def test_views_name_the_bos(gemma: tuple[Path, Any], cli: Any) -> None:
         assert no_sink in res.stdout
         res = run(cli, folder, "heads", SEED, "--query", "그것을", "--key", "사과를", "--no-sink", "--lang", lang)
         assert no_sink in res.stdout
+    res = run(cli, folder, "ablate", SEED, "--target", ".")
+    assert "each head's top key is shown (position 0, the BOS token <bos>, left out)" in res.stdout
+    res = run(cli, folder, "ablate", SEED, "--target", ".", "--lang", "ko")
+    assert "(위치 0, 곧 BOS 토큰 <bos>는 뺀다)" in res.stdout
 
 
 def test_no_sink_removes_the_bos(gemma: tuple[Path, Any], cli: Any) -> None:

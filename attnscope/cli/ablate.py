@@ -23,6 +23,7 @@ from attnscope.cli.options import (
     KeyOpt,
     LayerOpt,
     Model,
+    PosOpt,
     PromptArg,
 )
 
@@ -35,10 +36,7 @@ def ablate_cmd(
     mode: Annotated[
         str, typer.Option("--mode", help="zero|mean: a head's output set to 0, or to its mean over positions.")
     ] = "zero",
-    pos: Annotated[
-        str | None,
-        typer.Option("--pos", help="Query positions to ablate at: 5, -1, 0,3,5-8 or all. Default: all."),
-    ] = None,
+    pos: PosOpt = None,
     key: KeyOpt = None,
     key_occurrence: KeyOccurrenceOpt = None,
     mean_over: Annotated[

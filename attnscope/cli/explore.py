@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import Answer, Chat, KeyOpt, Model, PromptArg
+from attnscope.cli.options import Answer, Chat, KeyOpt, Model, PosOpt, PromptArg
 from attnscope.cli.terminal import Terminal, warning_line
 
 if TYPE_CHECKING:
@@ -27,10 +28,7 @@ def explore_cmd(
             help="Text in the prompt: its last token is a query (several allowed; the first one opens the page).",
         ),
     ] = None,
-    pos: Annotated[
-        list[int] | None,
-        typer.Option("--pos", help="A query position, negative from the end (several allowed)."),
-    ] = None,
+    pos: PosOpt = None,
     key: KeyOpt = None,
     lang: Annotated[
         str | None,
@@ -46,7 +44,7 @@ def explore_cmd(
 ) -> None:
     """Write one HTML page (inline script, embedded data, no network): click a token to make it the query,
     pick a head, a layer or all of them, see the chart, the layers x heads grid and the causal matrix."""
-    from attnscope.cli.parse import chat_spec
+    from attnscope.cli.parse import chat_spec, parse_positions
     from attnscope.core.explore import explore
     from attnscope.errors import AttnscopeError
     from attnscope.render import check_output, write_atomic
@@ -57,13 +55,27 @@ def explore_cmd(
     check_output(output)  # before the model loads: a bad path costs nothing
     page_lang = check_lang(lang, "lang") if lang else default_lang()
     spec = chat_spec(chat.chat, chat.system, None)
-    asked: list[QuerySpec] = [*(query or []), *(pos or [])]  # the texts, then the positions
+    positions = parse_positions(pos) if pos else []
+    asked: list[QuerySpec] = [*(query or [])]  # the texts, then the positions
     with_target = answer.target is not None or answer.target_id is not None
     if not with_target and (answer.foil is not None or answer.foil_id is not None):
         raise AttnscopeError("needs", arg="foil", other="target")
     if with_target:
         answer.refuse_early()
-    loaded = model.load(tokenizer_checks=[answer.check] if with_target else [])
+
+    def pos_queries(tokenizer: Any) -> list[int]:
+        """The --pos queries: single positions as given, in their order (the first opens the page); a
+        range or ``all`` needs the prompt's length, so it is resolved once the prompt is tokenized."""
+        if positions is not None and all(isinstance(p, int) for p in positions):
+            return [p for p in positions if isinstance(p, int)]
+        from attnscope.core.prompt.targets import positions as resolve_positions
+        from attnscope.core.prompt.tokens import encode_prompt
+
+        return resolve_positions(positions, len(encode_prompt(tokenizer, text, spec).ids))
+
+    checks: list[Callable[[Any], object]] = [answer.check] if with_target else []
+    loaded = model.load(tokenizer_checks=[*checks, pos_queries])
+    asked += pos_queries(loaded.tokenizer)
     data = explore(
         loaded,
         text,

@@ -8,16 +8,13 @@ import typer
 
 from attnscope.cli.command import command
 from attnscope.cli.inputs import read_prompt
-from attnscope.cli.options import BatchOpt, Chat, Model, Output, PromptArg
+from attnscope.cli.options import BatchOpt, Chat, Model, Output, PosOpt, PromptArg
 
 
 @command
 def flow_cmd(
     prompt: PromptArg,
-    pos: Annotated[
-        int,
-        typer.Option("--pos", help="The position whose prediction the routes lead to; negative counts from the end."),
-    ] = -1,
+    pos: PosOpt = None,
     threshold: Annotated[
         float, typer.Option("--threshold", help="Keep the parts whose importance is above this (between 0 and 1).")
     ] = 0.04,
@@ -39,11 +36,13 @@ def flow_cmd(
     out: Output,
 ) -> None:
     """Trace the routes along which information reaches the prediction (Ferrando & Voita 2024)."""
-    from attnscope.cli.parse import chat_spec
+    from attnscope.cli.parse import chat_spec, parse_pos
     from attnscope.core.prompt.params import FLOW_PARAMS, validate
     from attnscope.results.flow import FlowBy
 
     text = read_prompt(prompt)
+    given = parse_pos(pos)
+    at = -1 if given is None else given  # the last token
     validate(FLOW_PARAMS, threshold=threshold, by=by, verify_top=verify, batch_size=batch)
     grouping = cast(FlowBy, by)
     spec = chat_spec(chat.chat, chat.system, None)
@@ -51,7 +50,7 @@ def flow_cmd(
     def pos_fits(tokenizer: Any) -> None:
         from attnscope.core.prompt.tokens import encode_prompt, query_at
 
-        query_at(encode_prompt(tokenizer, text, spec), pos, "pos")
+        query_at(encode_prompt(tokenizer, text, spec), at, "pos")
 
     loaded = model.load(prompts=[text], chat=chat, tokenizer_checks=[pos_fits])
     from attnscope.core.causal.flow import flow
@@ -59,7 +58,7 @@ def flow_cmd(
     result = flow(
         loaded,
         text,
-        pos=pos,
+        pos=at,
         threshold=threshold,
         by=grouping,
         heads=heads,

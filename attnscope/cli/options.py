@@ -71,9 +71,12 @@ PromptArg = Annotated[str, typer.Argument(help="The prompt text, or - to read it
 QueryOpt = Annotated[str | None, typer.Option("--query", "-q", help="Text in the prompt; the query is its last token.")]
 OccurrenceOpt = Annotated[int | None, typer.Option("--occurrence", help="Which occurrence of --query (1-based).")]
 PosOpt = Annotated[
-    int | None,
+    list[str] | None,
     typer.Option(
-        "--pos", help="A token position; negative counts from the end. Default: the last token (rope: position 10)."
+        "--pos",
+        help="Query positions: 5, -1 (from the end), 0,3,5-8 or all (given twice, the lists join); weights, "
+        "explain, trace, rope and flow take one. Default: the last token (ablate: all; stats: all from 1, "
+        "last = -1; rope: 10).",
     ),
 ]
 LayerOpt = Annotated[
@@ -182,7 +185,7 @@ class Model(Source):
         chat: Chat | None = None,
         messages: Sequence[Any] | None = None,
         shape_checks: Sequence[Callable[[Any], None]] = (),
-        tokenizer_checks: Sequence[Callable[[Any], None]] = (),
+        tokenizer_checks: Sequence[Callable[[Any], object]] = (),  # what a check returns is not used
     ) -> Any:
         """The loaded model; progress on a terminal, notices and warnings as stderr lines.
 

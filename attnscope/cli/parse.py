@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attnscope.core.prompt.spec import ChatSpec, IndexRange, Indices, QuerySpec, Text
+from attnscope.core.prompt.spec import ChatSpec, Indices, QuerySpec, Text
+from attnscope.core.prompt.spec import parse_indices as parse_indices  # the grammar, declared in core
 from attnscope.errors import AttnscopeError
 from attnscope.results.segments import Message
 
@@ -18,45 +19,16 @@ def _flag(what: str) -> str:
     return "--" + what.replace("_", "-")
 
 
-def _int(token: str, what: str) -> int:
-    try:
-        return int(token)
-    except ValueError:
-        raise AttnscopeError("not_a_number", arg=what, value=repr(token)) from None
-
-
-def parse_indices(spec: str, what: str) -> Indices | None:
-    """The indices of ``all``, ``5``, ``-1``, ``0,3,20-23`` or ``-3--1``; None for all. ``what``: 'layer' or 'head'."""
-    if spec.strip().lower() in ("", "all"):
-        return None
-    out: list[int | IndexRange] = []
-    for item in spec.split(","):
-        item = item.strip()
-        if not item:
-            raise AttnscopeError("empty_item", arg=what, value=repr(spec))
-        body = item[1:] if item.startswith("-") else item
-        if "-" in body:
-            cut = item.index("-", 1)
-            lo_s, hi_s = item[:cut], item[cut + 1 :]
-            if not lo_s or not hi_s:
-                raise AttnscopeError("not_a_range", arg=what, value=repr(item))
-            lo, hi = _int(lo_s, what), _int(hi_s, what)
-            if (lo < 0) == (hi < 0) and lo > hi:  # mixed signs need the model's count: the core checks them
-                raise AttnscopeError("backwards", arg=what, value=repr(item))
-            out.append(IndexRange(lo, hi))
-        else:
-            out.append(_int(item, what))
-    return out
-
-
 def parse_one(spec: str, what: str) -> int:
-    """A single layer or head: ``5``, ``-1``; not a list, a range or ``all``."""
+    """A single layer, head or position: ``5``, ``-1``; not a list, a range or ``all``."""
     try:
         return int(spec.strip())
     except ValueError:
         pass
     parse_indices(spec, what)  # a malformed list says what is wrong with it
-    raise AttnscopeError("one_layer" if what == "layer" else "one_head", arg=what, value=repr(spec))
+    raise AttnscopeError(
+        "one_layer" if what == "layer" else "one_head" if what == "head" else "one_pos", arg=what, value=repr(spec)
+    )
 
 
 def parse_window(spec: str | None) -> tuple[int | None, int | None] | None:
@@ -102,8 +74,9 @@ def chat_spec(chat: bool, system: str | None, messages: Sequence[Message] | None
     return ChatSpec(system=system, messages=messages)
 
 
-def query_spec(query: str | None, occurrence: int | None, pos: int | None) -> QuerySpec:
-    """``--query``/``--occurrence`` or ``--pos`` as the core's query; neither: the last token."""
+def query_spec(query: str | None, occurrence: int | None, positions: Sequence[str] | None) -> QuerySpec:
+    """``--query``/``--occurrence`` or ``--pos`` (one position) as the core's query; neither: the last token."""
+    pos = parse_pos(positions)
     if query is not None and pos is not None:
         raise AttnscopeError("not_both", arg="query", other="pos")
     if occurrence is not None and query is None:
@@ -113,9 +86,22 @@ def query_spec(query: str | None, occurrence: int | None, pos: int | None) -> Qu
     return Text(query, occurrence)
 
 
-def parse_positions(spec: str | None) -> Indices | None:
+def joined(values: Sequence[str] | None) -> str | None:
+    """``--pos`` as one string: the option may be given more than once, and its values join as one
+    list (``--pos 3 --pos 5`` is ``--pos 3,5``); None when it is not given."""
+    return None if not values else ",".join(v.strip() for v in values)
+
+
+def parse_positions(values: Sequence[str] | None) -> Indices | None:
     """Token positions from ``5``, ``-1``, ``0,3,5-8`` or ``all`` (``--pos``); None for all."""
+    spec = joined(values)
     return None if spec is None else parse_indices(spec, "pos")
+
+
+def parse_pos(values: Sequence[str] | None) -> int | None:
+    """``--pos`` where a command takes one position (``5``, ``-1``); None when it is not given."""
+    spec = joined(values)
+    return None if spec is None else parse_one(spec, "pos")
 
 
 def parse_sites(spec: str) -> list[str]:

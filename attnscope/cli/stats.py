@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import IO, TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 from attnscope.cli.command import command
-from attnscope.cli.options import ArrayOutput, Chat, MeasureOpt, Model, Output
+from attnscope.cli.options import ArrayOutput, Chat, MeasureOpt, Model, Output, PosOpt
 from attnscope.errors import AttnscopeError
 
 if TYPE_CHECKING:
@@ -46,9 +46,7 @@ def stats_cmd(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", help="Cut longer prompts to this many tokens (counted).")
     ] = None,
-    pos: Annotated[
-        str, typer.Option("--pos", help="all|last: every query position from 1, or each prompt's last position.")
-    ] = "all",
+    pos: PosOpt = None,
     measure: MeasureOpt = "weight",
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the intervals.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
@@ -88,36 +86,36 @@ def stats_cmd(
     out: ArrayOutput,
 ) -> None:
     """Per-head attention statistics over a corpus of prompts, with bootstrap intervals."""
-    from attnscope.cli.parse import chat_spec
-    from attnscope.core.prompt.spec import one_of
+    from attnscope.cli.parse import chat_spec, joined
     from attnscope.core.stats.options import DEFAULT_RETRIES, StatsConfig
 
     if input_file is None:
         raise AttnscopeError("stats_no_input")
-    ray = one_of(engine, ("local", "ray"), "engine") == "ray"
-    if not ray and (workers is not None or address is not None or retries is not None):
-        raise AttnscopeError("stats_ray_only")
-    if table is not None:
-        _check_table(table)
+    ray = engine == "ray"
     spec = chat_spec(chat.chat, chat.system, None)
     options = StatsConfig(
         field=field,
         max_tokens=max_tokens,
-        pos=one_of(pos, ("all", "last"), "pos"),
-        measure=one_of(measure, ("weight", "norm"), "measure"),
+        pos=joined(pos) or "all",
+        measure=cast(Any, measure),
         bootstrap=bootstrap,
         seed=seed,
         shard_size=shard_size,
         batch_size=batch_size,
-        engine="ray" if ray else "local",
+        engine=cast(Any, engine),
         workers=1 if not ray else (2 if workers is None else workers),
         address=address,
         retries=DEFAULT_RETRIES if retries is None else retries,
         checkpoint=checkpoint,
         resume=resume,
         strict=strict,
-        input_format=one_of(input_format, ("auto", "lines", "jsonl"), "input_format"),
+        input_format=cast(Any, input_format),
     )
+    options.check(spec)  # the declared values (core.prompt.params): no file, no model, no torch yet
+    if not ray and (workers is not None or address is not None or retries is not None):
+        raise AttnscopeError("stats_ray_only")
+    if table is not None:
+        _check_table(table)
     reasons: dict[int, Any] = {}  # line -> why it was skipped (the error, worded in the reader's language)
     result = _run(model, options, spec, input_file, out, reasons)
     if table is not None:
@@ -158,7 +156,6 @@ def _run(
     with the progress line; Ctrl-C says what the checkpoint kept."""
     from attnscope.core.stats.driver import ModelSpec, scan, stats
 
-    options.check(chat)  # --retries, --workers, --resume need no file and no model
     scan(input_file, options.input_format)  # a missing or empty file is reported before any model loads
     if options.engine == "ray":
         from attnscope.core.prompt.precheck import precheck

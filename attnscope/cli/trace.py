@@ -37,8 +37,9 @@ def trace_cmd(
 
     if prompt is None and messages is None:
         raise AttnscopeError("give_prompt")
-    from attnscope.cli.parse import chat_spec
+    from attnscope.cli.parse import chat_spec, parse_pos
 
+    at = parse_pos(pos)
     chosen = read_messages(messages)
     from attnscope.core.prompt.params import TRACE_PARAMS, validate
 
@@ -52,7 +53,7 @@ def trace_cmd(
     result = trace(
         loaded,
         text,
-        pos=-1 if pos is None else pos,
+        pos=-1 if at is None else at,
         dims=dims,
         top=top,
         compare_pos=compare_pos,

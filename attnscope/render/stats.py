@@ -29,6 +29,13 @@ def stat_label(ctx: Ctx, name: str) -> str:
     return t(ctx.lang, f"stats.stat.{name}")
 
 
+def positions_line(r: StatsResult, ctx: Ctx) -> str:
+    """How many query positions were counted, and which (``--pos``)."""
+    pos = r.options.pos
+    key = {"all": "stats.positions_all", "last": "stats.positions_last"}.get(pos, "stats.positions_at")
+    return t(ctx.lang, key, positions=r.corpus.positions, pos=pos)
+
+
 def header(r: StatsResult, ctx: Ctx) -> Text:
     c, m, o = r.corpus, r.model, r.options
     text = Text()
@@ -37,8 +44,7 @@ def header(r: StatsResult, ctx: Ctx) -> Text:
         style="bold",
     )
     text.append("\n")
-    key = "stats.positions_last" if o.pos == "last" else "stats.positions_all"
-    text.append(t(ctx.lang, key, positions=c.positions))
+    text.append(positions_line(r, ctx))
     text.append(" ")
     if o.max_tokens is None:
         text.append(t(ctx.lang, "stats.skipped", skipped=len(c.skipped)))

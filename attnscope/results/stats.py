@@ -3,7 +3,9 @@
 Definitions (so that anyone can recompute them; docs/measures.md says the same in prose).
 ``alpha_ij`` is the weight query position ``i`` gives key position ``j`` in one head;
 positions count from 0 within each prompt. Query positions start at 1, because position 0
-can only attend to itself; with ``pos="last"`` only each prompt's last position counts.
+can only attend to itself; with ``pos="last"`` only each prompt's last position counts, and
+with positions (``pos="1,3"``, ``"-2"``, negative from each prompt's end) those of every prompt
+(a prompt that lacks one is skipped).
 
 - ``sink``: ``alpha_i0``; ``self``: ``alpha_ii``; ``previous_token``: ``alpha_i,i-1``.
 - ``entropy``: ``-sum_j alpha_ij log alpha_ij`` in nats; ``entropy_norm``: that divided by
@@ -48,7 +50,7 @@ NORM_STATS: tuple[str, ...] = ("norm_sink",)
 # The roles the view ranks heads by, each with the statistic that scores it.
 ROLE_STATS: tuple[str, ...] = ("sink", "previous_token", "duplicate_token", "induction")
 
-Pos = Literal["all", "last"]
+Pos = str  # the query positions, as --pos writes them: "all", "last" (-1), "5", "-2", "1,3,5-8"
 Engine = Literal["local", "ray"]
 
 Grid = list[list[float | None]]
@@ -108,7 +110,7 @@ class StatsOptions:
 
     field: str  # the JSON field holding the prompt
     max_tokens: int | None  # prompts longer than this were cut to it
-    pos: Pos  # "all": every query position from 1; "last": each prompt's last position
+    pos: Pos  # "all": every query position from 1; "last": each prompt's last position; else the positions (such as "1,3,5-8", negative from each prompt's end) counted in every prompt, a prompt without them skipped
     chat: bool  # prompts went through the chat template
     system: str | None  # the system message given for every prompt (with chat)
     measure: Literal["weight", "norm"]  # "norm" adds norm_sink

@@ -92,6 +92,17 @@ def test_pos_out_of_range(cli: Any, model_dir: Path, pos: str) -> None:
     one_error(res, ExitCode.USAGE, f"--pos {pos} is out of range", "28 tokens (0-27, or -1 to -28)")
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["weights", SEED], ["explain", SEED, "--layer", "0", "--head", "0"], ["trace", SEED], ["flow", SEED], ["rope"]],
+)
+def test_pos_takes_the_one_grammar_and_one_position_here(cli: Any, model_dir: Path, command: list[str]) -> None:
+    m = ("--model", str(model_dir))
+    for given, shown in ((["0,3"], "0,3"), (["all"], "all"), (["1", "--pos", "2"], "1,2")):
+        one_error(cli(*command, "--pos", *given, *m), ExitCode.USAGE, f"--pos '{shown}': give one position here")
+    one_error(cli(*command, "--pos", "x", *m), ExitCode.USAGE, "--pos 'x' is not a number")
+
+
 def test_query_option_conflicts(cli: Any, model_dir: Path) -> None:
     m = ("--model", str(model_dir))
     one_error(cli("weights", SEED, "-q", "그", "--pos", "1", *m), ExitCode.USAGE, "give --query or --pos, not both")
@@ -340,7 +351,11 @@ def test_other_bad_options(cli: Any, model_dir: Path) -> None:
 
 def test_typer_usage_errors_exit_2_with_nothing_on_stdout(cli: Any, model_dir: Path) -> None:
     # Click formats these itself (a usage line, then the error); still exit 2 and an empty stdout.
-    for args in (("weights", SEED, "--width", "10"), ("weights", SEED, "--pos", "x"), ("weights", SEED, "--bogus")):
+    for args in (
+        ("weights", SEED, "--width", "10"),
+        ("weights", SEED, "--occurrence", "x"),
+        ("weights", SEED, "--bogus"),
+    ):
         res = cli(*args, "--model", str(model_dir))
         assert res.exit_code == 2 and res.stdout == ""
         assert "Error" in res.stderr and "Traceback" not in res.stderr

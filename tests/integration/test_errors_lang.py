@@ -130,7 +130,7 @@ def _main(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         (["heads", SEED], "'--query' / '-q' 옵션이 빠졌다."),
         (["weights", SEED, "--bogus"], "--bogus라는 옵션은 없다"),
         (["weights", SEED, "--width", "10"], "'--width' 값 10은 x>=40 범위 밖이다."),
-        (["weights", SEED, "--pos", "x"], "'--pos' 값 'x'는 정수가 아니다."),
+        (["weights", SEED, "--occurrence", "x"], "'--occurrence' 값 'x'는 정수가 아니다."),
         (["weights", SEED, "--pos"], "'--pos' 옵션에는 값을 줘야 한다."),
     ],
 )

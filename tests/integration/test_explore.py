@@ -87,6 +87,18 @@ def test_over_the_limit_needs_a_query(cli, model_dir, tmp_path, monkeypatch):
     assert len(doc["bytes"]) == doc["layers"] * doc["heads"] * sum(p + 1 for p in doc["positions"])
 
 
+def test_pos_ranges_and_repeats_are_queries_too(cli, model_dir, tmp_path, monkeypatch):
+    """--pos takes the one grammar here too: a range from the end and a repeated --pos join as queries,
+    resolved against the prompt's length (28 tokens), and one out of range is refused before any work."""
+    monkeypatch.setattr(core_explore, "LIMIT", 8)
+    out = tmp_path / "p.html"
+    res = cli("explore", SEED, "--model", str(model_dir), "-o", str(out), "--pos", "-3--1", "--pos", "2")
+    assert res.exit_code == 0, res.stderr
+    assert page_data(out)["positions"] == [2, 25, 26, 27]
+    bad = cli("explore", SEED, "--model", str(model_dir), "-o", str(out), "--pos", "20-30")
+    assert bad.exit_code == 2 and "--pos 20-30: the prompt has 28 tokens" in bad.stderr
+
+
 @pytest.mark.parametrize("where", ["missing/dir/p.html", "."])
 def test_bad_output_path_is_one_line_and_leaves_nothing(cli, model_dir, tmp_path, where):
     res = cli("explore", SEED, "--model", str(model_dir), "-o", str(tmp_path / where))

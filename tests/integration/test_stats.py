@@ -49,6 +49,52 @@ def rel(a: Any, b: Any) -> float:
     return float(np.nanmax(np.abs(x - y) / np.maximum(np.abs(x), 1e-12)))
 
 
+def test_positions_count_in_every_prompt_that_has_them(loaded: Any, corpus: Path) -> None:
+    """--pos 2,-15: position 2 and the 15th from the end of each prompt, against the eager
+    reference over exactly those; a prompt without them is skipped with its reason."""
+    res = core_stats.stats(loaded, str(corpus), StatsConfig(pos=" 2, -15 ", shard_size=3))
+    ids = [encode(loaded.tokenizer, p).ids for p in PROMPTS]
+    has = [i for i, x in enumerate(ids) if len(x) > 2 and len(x) - 15 >= 1]
+    lacks = [i + 1 for i in range(len(ids)) if i not in has]
+    assert has and lacks, [len(x) for x in ids]  # the corpus holds both kinds
+    ref = reference(loaded.model, [ids[i] for i in has], [2, -15])
+    for name in BASE:
+        mean, std, n = ref[name]
+        got = res.stats[name]
+        assert all(v == n for row in got.n for v in row), name
+        np.testing.assert_allclose(np.array(got.mean, float), mean, rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(np.array(got.std, float), std, rtol=1e-4, atol=1e-6, err_msg=name)
+    assert res.options.pos == "2,-15" and res.corpus.used == len(has)
+    assert [s.line for s in res.corpus.skipped] == lacks
+    assert all("too few for every query position of pos 2,-15" in s.reason for s in res.corpus.skipped)
+
+
+def test_minus_one_is_last_and_a_range_from_1_is_all(loaded: Any, corpus: Path) -> None:
+    """-1 is another spelling of last (recorded as "last", so JSON and checkpoints stay as they were);
+    1--1 counts what all counts."""
+    last = core_stats.stats(loaded, str(corpus), StatsConfig(pos="last"))
+    for same in ("-1", -1, "LAST"):
+        got = core_stats.stats(loaded, str(corpus), StatsConfig(pos=same))
+        assert got.options.pos == "last" and got.stats == last.stats and got.corpus == last.corpus
+    every = core_stats.stats(loaded, str(corpus), StatsConfig(pos="all"))
+    ranged = core_stats.stats(loaded, str(corpus), StatsConfig(pos="1--1"))
+    assert ranged.options.pos == "1--1" and ranged.stats == every.stats and ranged.corpus == every.corpus
+
+
+def test_a_checkpoint_of_pos_last_resumes_with_minus_one(loaded: Any, corpus: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "ck"
+    whole = core_stats.stats(loaded, str(corpus), StatsConfig(pos="last", shard_size=2, checkpoint=str(folder)))
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["fingerprint"]["pos"] == "last"  # what older versions wrote, too
+    for extra in sorted(folder.glob("shard-*.npz"))[1:]:
+        extra.unlink()
+    again = core_stats.stats(
+        loaded, str(corpus), StatsConfig(pos="-1", shard_size=2, checkpoint=str(folder), resume=True)
+    )
+    assert again.ran < whole.ran
+    assert_same_stats(whole, again)
+
+
 @pytest.mark.parametrize("pos", ["all", "last"])
 def test_every_statistic_matches_the_eager_reference(loaded: Any, corpus: Path, pos: str) -> None:
     res = core_stats.stats(loaded, str(corpus), StatsConfig(pos=pos, shard_size=3))
@@ -340,7 +386,9 @@ def test_bad_lines_strict_and_no_usable_line(cli: Any, model_dir: Path, tmp_path
         (["--engine", "ray", "--retries", "-1"], 2, "--retries must be 0 or more (got -1)"),
         (["--engine", "ray", "--workers", "0"], 2, "--workers must be at least 1 (got 0)"),
         (["--engine", "spark"], 2, "--engine 'spark': use local or ray"),
-        (["--pos", "first"], 2, "--pos 'first': use all or last"),
+        (["--pos", "first"], 2, "--pos 'first' is not a number; use an index, a list or a range"),
+        (["--pos", "0"], 2, "--pos '0': position 0 can only attend to itself; stats counts query positions from 1"),
+        (["--pos", "0-3"], 2, "--pos '0-3': position 0 can only attend to itself"),
         (["--table", "out.txt"], 2, "name a .csv or .parquet file"),
         (["--bootstrap", "3"], 2, "--bootstrap must be at least 10"),
         (["--max-tokens", "1"], 2, "--max-tokens must be at least 2"),

@@ -58,12 +58,20 @@ def position_values(a: np.ndarray, ids: list[int], i: int) -> dict[str, np.ndarr
     }
 
 
-def reference(model: Any, prompts: list[list[int]], pos: str = "all") -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
-    """Each statistic's (mean, std, n) over every counted (prompt, position) pair."""
+def reference(
+    model: Any, prompts: list[list[int]], pos: str | list[int] = "all"
+) -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
+    """Each statistic's (mean, std, n) over every counted (prompt, position) pair. ``pos``: "all"
+    (every position from 1), "last", or positions (negative from each prompt's end) that every
+    prompt given has."""
     values: dict[str, list[np.ndarray]] = {name: [] for name in BASE}
     for ids in prompts:
         a, _ = eager(model, ids)
-        positions = range(1, len(ids)) if pos == "all" else [len(ids) - 1]
+        n = len(ids)
+        if isinstance(pos, list):
+            positions: Any = sorted({p if p >= 0 else n + p for p in pos})
+        else:
+            positions = range(1, n) if pos == "all" else [n - 1]
         for i in positions:
             for name, v in position_values(a, ids, i).items():
                 if v is not None:

@@ -68,3 +68,29 @@ def test_one_index(spec):
     with pytest.raises(AttnscopeError) as bad:
         parse_one(spec, "head")
     assert cli_text(bad.value).startswith(f"--head '{spec}': give one head here")
+
+
+def test_pos_is_one_grammar_wherever_it_is_given():
+    """--pos: the layers' grammar, its values joined when given twice; one position where a command
+    takes one; stats' ``last`` is -1 and its positions count from 1."""
+    from attnscope.cli.parse import parse_pos, parse_positions
+    from attnscope.core.prompt.params import STATS_POS
+    from attnscope.core.stats.options import StatsConfig
+
+    assert parse_positions(["0,3", "5-8"]) == parse_positions(["0,3,5-8"]) == [0, 3, IndexRange(5, 8)]
+    assert parse_positions(["all"]) is None and parse_positions(None) is None
+    assert parse_pos(["-1"]) == -1 and parse_pos(None) is None
+    for spec in (["all"], ["0,3"], ["3", "5"], ["1-2"]):
+        with pytest.raises(AttnscopeError) as bad:
+            parse_pos(spec)
+        assert cli_text(bad.value).startswith(f"--pos '{','.join(spec)}': give one position here")
+    with pytest.raises(AttnscopeError) as bad:
+        parse_pos(["x"])
+    assert cli_text(bad.value).startswith("--pos 'x' is not a number")
+    assert STATS_POS.parse("pos", "last") == [-1] == STATS_POS.parse("pos", -1)
+    for zero in ("0", "0-3", "2,0", 0):
+        with pytest.raises(AttnscopeError, match="position 0 can only attend to itself"):
+            STATS_POS.parse("pos", zero)
+    keys = {spec: StatsConfig(pos=spec).pos_key() for spec in ("all", "ALL", "last", "-1", " 1 , 3-5 ", "-3--1")}
+    assert keys == {"all": "all", "ALL": "all", "last": "last", "-1": "last", " 1 , 3-5 ": "1,3-5", "-3--1": "-3--1"}
+    assert StatsConfig(pos="-1").fingerprint(None)["pos"] == "last" == StatsConfig(pos="-1").record(None).pos

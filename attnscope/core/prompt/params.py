@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import get_args
+from typing import Literal, get_args
 
-from attnscope.core.prompt.spec import one_of
+from attnscope.core.prompt.spec import IndexRange, Indices, one_of, parse_indices
 from attnscope.errors import AttnscopeError
 from attnscope.results.ablate import Mode
 from attnscope.results.patch import Direction
+from attnscope.results.stats import Engine
+from attnscope.results.weights import Measure
+
+InputFormat = Literal["auto", "lines", "jsonl"]  # auto: JSON Lines if *.jsonl or the first line starts with {
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,34 @@ class OneOf:
             one_of(value, self.choices, name)  # type: ignore[arg-type]
 
 
-Constraint = AtLeast | Between | OneOf
+@dataclass(frozen=True)
+class Positions:
+    """Query positions in the grammar of ``--pos`` (``core.prompt.spec.parse_indices``): a string
+    such as ``all``, ``5``, ``-1`` (from the end), ``1,3,5-8``, or one int; ``last`` is another
+    spelling of ``-1``. With ``least`` 1, position 0 is refused (it can only attend to itself)."""
+
+    least: int = 0
+
+    def parse(self, name: str, value: object) -> Indices | None:
+        """The positions ``value`` names (None: all of them), or the error it deserves."""
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise AttnscopeError("not_an_index", arg=name, value=repr(value))
+        if isinstance(value, int):
+            items: Indices | None = [value]
+        elif value.strip().lower() == "last":
+            items = [-1]
+        else:
+            items = parse_indices(value, name)
+        ends = [e for i in items or () for e in ((i.first, i.last) if isinstance(i, IndexRange) else (i,))]
+        if self.least > 0 and any(0 <= e < self.least for e in ends):
+            raise AttnscopeError("stats_pos_zero", arg=name, value=repr(value))
+        return items
+
+    def check(self, name: str, value: object) -> None:
+        self.parse(name, value)
+
+
+Constraint = AtLeast | Between | OneOf | Positions
 Constraints = Mapping[str, Sequence[Constraint]]
 
 
@@ -111,6 +142,20 @@ CIRCUIT_PARAMS: Constraints = {
 }
 ROLES_PARAMS: Constraints = {"top": [AtLeast(1)], "length": [AtLeast(2, kind="give_or_more_random")]}
 
+STATS_POS = Positions(least=1)  # query positions count from 1: position 0 can only attend to itself
+STATS_PARAMS: Constraints = {
+    "pos": [STATS_POS],
+    "measure": [OneOf(get_args(Measure))],
+    "engine": [OneOf(get_args(Engine))],
+    "input_format": [OneOf(get_args(InputFormat))],
+    "max_tokens": [AtLeast(2, kind="at_least")],  # "{arg} must be at least {k} (got {value})"
+    "bootstrap": [AtLeast(10, kind="at_least")],
+    "shard_size": [AtLeast(1, kind="at_least")],
+    "batch_size": [AtLeast(1, kind="at_least")],
+    "workers": [AtLeast(1, kind="at_least")],
+    "retries": [AtLeast(0, kind="stats_retries")],  # "{arg} must be 0 or more (got {value})"
+}
+
 
 def check_ablate(mode: str, check: int, batch_size: int, *, mean_over: bool) -> None:
     """ablate's settings: the declared values, and a mean over other prompts only with mode mean."""
@@ -124,3 +169,13 @@ def check_knockout(batch_size: int, *, layers: bool, window: bool) -> None:
     validate(KNOCKOUT_PARAMS, batch_size=batch_size)
     if layers and window:
         raise AttnscopeError("not_both", arg="layers", other="window")
+
+
+def check_stats(values: Mapping[str, object], *, resume: bool, checkpoint: str | None, messages: bool) -> None:
+    """stats' settings (``values``: a ``StatsConfig``'s fields): the declared values, ``resume`` only
+    with a ``checkpoint``, and no chat ``messages`` (each input line holds its own conversation)."""
+    validate(STATS_PARAMS, **{name: values[name] for name in STATS_PARAMS})
+    if resume and checkpoint is None:
+        raise AttnscopeError("needs_folder", arg="resume", other="checkpoint")
+    if messages:
+        raise AttnscopeError("stats_chat_messages")

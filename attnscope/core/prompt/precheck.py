@@ -98,7 +98,7 @@ def precheck(
     system: str | None = None,
     messages: Sequence[Any] | None = None,
     shape_checks: Sequence[Callable[[Any], None]] = (),
-    tokenizer_checks: Sequence[Callable[[Any], None]] = (),
+    tokenizer_checks: Sequence[Callable[[Any], object]] = (),
     progress: Callable[[Any], None] = lambda message: None,
 ) -> Any:
     """Everything about a run that can be checked before its model loads; the tokenizer when one
@@ -129,8 +129,8 @@ def precheck(
     from attnscope.core.prompt.tokens import encode, find_span
 
     tokenizer = load_tokenizer(model, revision, progress)
-    for check in tokenizer_checks:
-        check(tokenizer)
+    for asked in tokenizer_checks:
+        asked(tokenizer)
     if not unsettled:
         return tokenizer
     if not chat and messages is None:  # a token's name: the core's own search finds it or words the error

@@ -116,6 +116,46 @@ def resolve(items: Indices | None, n: int, what: str) -> list[int]:
     return sorted(out)
 
 
+def _int(token: str, what: str) -> int:
+    try:
+        return int(token)
+    except ValueError:
+        raise AttnscopeError("not_a_number", arg=what, value=repr(token)) from None
+
+
+def parse_indices(spec: str, what: str) -> Indices | None:
+    """The one grammar of ``--layer``, ``--head`` and ``--pos``: ``all``, ``5``, ``-1`` (from the end),
+    ``0,3,20-23`` or ``-3--1``; None for all. Only the syntax is checked here (whether an index fits
+    is :func:`resolve`'s check, against the count). ``what``: the argument ('layer', 'head', 'pos')."""
+    if spec.strip().lower() in ("", "all"):
+        return None
+    out: list[int | IndexRange] = []
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            raise AttnscopeError("empty_item", arg=what, value=repr(spec))
+        body = item[1:] if item.startswith("-") else item
+        if "-" in body:
+            cut = item.index("-", 1)
+            lo_s, hi_s = item[:cut], item[cut + 1 :]
+            if not lo_s or not hi_s:
+                raise AttnscopeError("not_a_range", arg=what, value=repr(item))
+            lo, hi = _int(lo_s, what), _int(hi_s, what)
+            if (lo < 0) == (hi < 0) and lo > hi:  # mixed signs need the count: resolve checks them
+                raise AttnscopeError("backwards", arg=what, value=repr(item))
+            out.append(IndexRange(lo, hi))
+        else:
+            out.append(_int(item, what))
+    return out
+
+
+def shown(items: Indices | None) -> str:
+    """Indices written back in the grammar of :func:`parse_indices` (``all``, ``5``, ``0,3,5-8``)."""
+    if items is None:
+        return "all"
+    return ",".join(str(i) if isinstance(i, int) else f"{i.first}-{i.last}" for i in items)
+
+
 def one_of(value: str, choices: tuple[T, ...], name: str) -> T:
     """``value`` as one of ``choices`` (a Literal's values), or an error naming them (``name`` says what it is)."""
     for choice in choices:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from attnscope.core.prompt.spec import Indices, resolve
+from attnscope.core.prompt.spec import Indices, resolve, shown
 from attnscope.core.prompt.tokens import readable
 from attnscope.errors import AttnscopeError
 from attnscope.results.common import Metric
@@ -87,17 +87,11 @@ def positions(items: Indices | None, length: int, name: str = "pos") -> list[int
         raise AttnscopeError(
             "causal_positions",
             arg=name,
-            value=_shown(items),
+            value=shown(items),
             n=length,
             range=f"0-{length - 1}",
             back=f"-1 to -{length}",
         ) from None
-
-
-def _shown(items: Indices | None) -> str:
-    if items is None:
-        return "all"
-    return ",".join(str(i) if isinstance(i, int) else f"{i.first}-{i.last}" for i in items)
 
 
 def check_mean(mode: str, n_tokens: int, mean_over: object | None) -> None:

@@ -104,10 +104,6 @@ def scan(path: str, input_format: InputFormat = "auto") -> Scan:
         raise os_error("input", path, exc) from None
     if filled == 0:
         raise AttnscopeError("input_empty", arg="input", path=path)
-    if input_format not in ("auto", "lines", "jsonl"):
-        raise AttnscopeError(
-            "use_choices", arg="input_format", value=repr(input_format), choices="auto, lines or jsonl"
-        )
     jsonl = input_format == "jsonl" or (
         input_format == "auto" and (path.lower().endswith(".jsonl") or (first or b"").startswith(b"{"))
     )

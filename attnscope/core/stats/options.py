@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any
 
-from attnscope.core.prompt.spec import ChatSpec
-from attnscope.errors import AttnscopeError
+from attnscope.core.prompt.params import STATS_POS, InputFormat, check_stats
+from attnscope.core.prompt.spec import ChatSpec, Indices, shown
 from attnscope.results.stats import Engine, Pos, StatsOptions, stat_names
-
-Measure = Literal["weight", "norm"]
-InputFormat = Literal["auto", "lines", "jsonl"]  # auto: JSON Lines if *.jsonl or the first line starts with {
+from attnscope.results.weights import Measure
 
 DEFAULT_SHARD_SIZE = 32
 DEFAULT_BOOTSTRAP = 200
@@ -38,9 +36,9 @@ class StatsConfig:
     max_tokens: int | None = dataclasses.field(
         default=None, metadata=_NUMBERS
     )  # cut longer prompts to this many tokens
-    pos: Pos = dataclasses.field(
+    pos: Pos | int = dataclasses.field(
         default="all", metadata=_NUMBERS
-    )  # "all": every query position from 1; "last": the last one
+    )  # the query positions, as --pos: "all" (every one from 1), "last" (= "-1"), "5", "-2", "1,3,5-8"
     measure: Measure = dataclasses.field(default="weight", metadata=_NUMBERS)  # "norm" adds norm_sink
     bootstrap: int = dataclasses.field(default=DEFAULT_BOOTSTRAP, metadata=_NUMBERS)  # bootstrap replicates
     seed: int = dataclasses.field(default=0, metadata=_NUMBERS)  # the bootstrap's seed
@@ -56,23 +54,28 @@ class StatsConfig:
     input_format: InputFormat = "auto"  # lines: one prompt per line; jsonl: JSON Lines
 
     def check(self, chat: ChatSpec | None) -> None:
-        """Refuse a value no run can use, before any file is read or any model loads."""
-        from attnscope.core.prompt.spec import one_of
+        """Refuse a value no run can use, before any file is read or any model loads (the declaration
+        ``core.prompt.params.STATS_PARAMS``; pure Python, so the CLI asks it before torch is imported)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        check_stats(
+            values,
+            resume=self.resume,
+            checkpoint=self.checkpoint,
+            messages=chat is not None and chat.messages is not None,
+        )
 
-        one_of(self.pos, ("all", "last"), "pos")
-        one_of(self.measure, ("weight", "norm"), "measure")
-        one_of(self.engine, ("local", "ray"), "engine")
-        one_of(self.input_format, ("auto", "lines", "jsonl"), "input_format")
-        for name, least in (("max_tokens", 2), ("bootstrap", 10), ("shard_size", 1), ("batch_size", 1), ("workers", 1)):
-            value = getattr(self, name)
-            if value is not None and value < least:
-                raise AttnscopeError("at_least", arg=name, k=least, value=value)
-        if self.retries < 0:
-            raise AttnscopeError("stats_retries", arg="retries", n=self.retries)
-        if self.resume and self.checkpoint is None:
-            raise AttnscopeError("needs_folder", arg="resume", other="checkpoint")
-        if chat is not None and chat.messages is not None:
-            raise AttnscopeError("stats_chat_messages")
+    def positions(self) -> Indices | None:
+        """The query positions ``pos`` names, each counted in every prompt (negative from its end);
+        None: every position from 1."""
+        return STATS_POS.parse("pos", self.pos)
+
+    def pos_key(self) -> Pos:
+        """``pos`` as the result and a checkpoint record it: ``all``, ``last`` for -1 (so ``--pos -1``
+        resumes a checkpoint of ``--pos last``), else the positions written back (``1,3,5-8``)."""
+        items = self.positions()
+        if items is None:
+            return "all"
+        return "last" if list(items) == [-1] else shown(items)
 
     def names(self, chat: ChatSpec | None) -> tuple[str, ...]:
         """The statistics the run computes, in the order they are stored."""
@@ -83,13 +86,14 @@ class StatsConfig:
         the input file) and every field marked so, with the chat."""
         out = dict(facts)
         out.update({f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("fingerprint")})
+        out["pos"] = self.pos_key()
         out.update(_chat_values(chat))
         return out
 
     def record(self, chat: ChatSpec | None) -> StatsOptions:
         """The options as the result records them."""
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("recorded")}
-        return StatsOptions(**values, **_chat_values(chat))
+        return StatsOptions(**{**values, "pos": self.pos_key()}, **_chat_values(chat))
 
 
 def _chat_values(chat: ChatSpec | None) -> dict[str, Any]:

@@ -37,11 +37,19 @@ class BatchFacts:
     induction: torch.Tensor
 
     @classmethod
-    def build(cls, ids: torch.Tensor, lengths: list[int], last_only: bool, kinds: torch.Tensor | None) -> BatchFacts:
+    def build(
+        cls, ids: torch.Tensor, lengths: list[int], positions: list[list[int]] | None, kinds: torch.Tensor | None
+    ) -> BatchFacts:
+        """``positions``: each prompt's query positions that count (None: every one from 1)."""
         batch, width = ids.shape
         pos = torch.arange(width)[None, :]
         n = torch.tensor(lengths)[:, None]
-        query = (pos == n - 1) if last_only else ((pos >= 1) & (pos < n))
+        if positions is None:
+            query = (pos >= 1) & (pos < n)
+        else:
+            query = torch.zeros((batch, width), dtype=torch.bool)
+            for b, at in enumerate(positions):
+                query[b, at] = True
         duplicate, induction = detection_patterns(ids, torch.tensor(lengths))
         return cls(
             ids=ids,

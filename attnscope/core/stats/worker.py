@@ -22,7 +22,7 @@ import torch
 
 from attnscope.capture import anatomy, engine, hooks
 from attnscope.core.common import every_layer, pad_id
-from attnscope.core.prompt.spec import ChatSpec
+from attnscope.core.prompt.spec import ChatSpec, resolve, shown
 from attnscope.core.prompt.tokens import encode_prompt
 from attnscope.core.stats.aggregates import Partial, add_massive, add_prompt, poisson_weights
 from attnscope.core.stats.options import StatsConfig
@@ -47,6 +47,7 @@ class _Ready:
     line: int
     ids: list[int]
     kinds: list[int] | None  # each token's segment kind (index into SEGMENT_KINDS), with chat
+    positions: list[int] | None  # the query positions counted (None: every one from 1)
 
 
 class StatsWorker:
@@ -59,9 +60,10 @@ class StatsWorker:
         self.names = options.names(chat)
         info = loaded.info
         self.layers = every_layer(info, "stats")
-        self.hidden = int(loaded.model.config.hidden_size)
+        self.hidden = anatomy.of(loaded.model).hidden
         self.max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
         self.pad = pad_id(loaded.tokenizer)
+        self.positions = options.positions()
 
     def empty(self) -> Partial:
         info = self.loaded.info
@@ -104,11 +106,23 @@ class StatsWorker:
             raise AttnscopeError("stats_line_too_long", n=len(ids), limit=self.max_positions, arg="max_tokens")
         if len(ids) < 2:
             raise AttnscopeError("stats_line_short")
+        positions = None if self.positions is None else self._positions(len(ids))
         kinds = None
         if self.chat is not None:
             kind_of = {i: SEGMENT_KINDS.index(seg.kind) for seg in enc.segments for i in seg.tokens}
             kinds = [kind_of.get(i, 0) for i in range(len(ids))]
-        return _Ready(line=item.line, ids=ids, kinds=kinds), cut
+        return _Ready(line=item.line, ids=ids, kinds=kinds, positions=positions), cut
+
+    def _positions(self, n: int) -> list[int]:
+        """The asked query positions in a prompt of ``n`` tokens (after any cut); an error, which
+        skips the line, when it lacks one of them (query positions count from 1)."""
+        try:
+            at = resolve(self.positions, n, "position")
+        except AttnscopeError:
+            at = []
+        if not at or at[0] < 1:
+            raise AttnscopeError("stats_line_no_pos", n=n, arg="pos", value=shown(self.positions))
+        return at
 
     def _run(self, part: Partial, group: list[_Ready]) -> None:
         """One padded forward for ``group``; merge each prompt in order."""
@@ -124,7 +138,8 @@ class StatsWorker:
             mask[b, : lengths[b]] = 1
             if kinds is not None and r.kinds is not None:
                 kinds[b, torch.arange(lengths[b]), torch.tensor(r.kinds)] = 1.0
-        facts_cpu = BatchFacts.build(ids, lengths, s.pos == "last", kinds)
+        asked = None if self.positions is None else [r.positions or [] for r in group]
+        facts_cpu = BatchFacts.build(ids, lengths, asked, kinds)
         model = self.loaded.model
         device = next(model.parameters()).device
         facts = facts_cpu.to(device)

@@ -10,7 +10,7 @@ from attnscope.render.common import ranges
 from attnscope.render.figures.common import MARGIN, ROW, header, model_line
 from attnscope.render.figures.svg import DIM, Svg, heat, text_width
 from attnscope.render.i18n import t
-from attnscope.render.stats import UNBOUNDED, stat_label
+from attnscope.render.stats import UNBOUNDED, positions_line, stat_label
 from attnscope.results.derive import massive_first_layers, stats_top
 from attnscope.results.stats import ROLE_STATS, StatsResult
 
@@ -23,9 +23,8 @@ PER_ROW = 4  # grids side by side
 def figure(r: StatsResult, ctx: Ctx) -> str:
     c = r.corpus
     svg = Svg(title=f"attnscope stats: {c.path}")
-    key = "stats.positions_last" if r.options.pos == "last" else "stats.positions_all"
     lines = [
-        t(ctx.lang, key, positions=c.positions),
+        positions_line(r, ctx),
         t(ctx.lang, "stats.bootstrap", b=r.options.bootstrap, seed=r.options.seed),
         model_line(ctx, r.model),
     ]

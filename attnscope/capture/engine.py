@@ -473,27 +473,38 @@ def forward(
     attention_mask: torch.Tensor,
     request: Request,
     mode: Literal["inference", "no_grad", "grad"] = "inference",
+    *,
+    eager: bool = False,
     **forward_kwargs: Any,
 ) -> tuple[Any, Captured]:
     """``module`` (the decoder, or the whole causal LM) called on ``input_ids`` with ``request``
     active: its output (None where the request stopped the forward) and what was captured. ``mode``:
-    under ``inference_mode``, ``no_grad``, or with gradients (``capture.hooks``' kept gradients)."""
+    under ``inference_mode``, ``no_grad``, or with gradients (``capture.hooks``' kept gradients).
+    ``eager``: the forward runs on transformers' own eager attention instead (a reference the capture
+    is checked against: nothing is captured, the request's taps and rows are not reached), and the
+    capturing attention is put back afterwards."""
     prepare(model)
     device = next(model.parameters()).device
     _guard_memory(model, input_ids, attention_mask, request, str(device))
     grad: Any = {"inference": torch.inference_mode, "no_grad": torch.no_grad, "grad": torch.enable_grad}[mode]
     out = None
-    with session(request) as captured, grad():
-        try:
-            out = module(
-                input_ids=input_ids.to(device),
-                attention_mask=attention_mask.to(device),
-                position_ids=position_ids(attention_mask).to(device),
-                use_cache=False,
-                **forward_kwargs,
-            )
-        except StopForward:
-            pass
+    if eager:
+        model.set_attn_implementation("eager")  # type: ignore[operator]
+    try:
+        with session(request) as captured, grad():
+            try:
+                out = module(
+                    input_ids=input_ids.to(device),
+                    attention_mask=attention_mask.to(device),
+                    position_ids=position_ids(attention_mask).to(device),
+                    use_cache=False,
+                    **forward_kwargs,
+                )
+            except StopForward:
+                pass
+    finally:
+        if eager:
+            prepare(model)
     missing = sorted((request.layers | frozenset(request.taps)) - captured.seen)
     if missing:
         model_type = getattr(getattr(model, "config", None), "model_type", "?")

@@ -35,6 +35,10 @@ name                  shape                what it is
                                            fp32 on the CPU (read only)
 ``mask.l``            (B, 1|H, T, T)       the mask the layer handed its attention (read only,
                                            in ``run.masks[l]``: None where it is plain causal)
+``attn_weights.l``    (B, H, T, T)         the weights the attention module itself returned (its
+                                           second output): only transformers' eager attention
+                                           returns them, so only in ``forward(eager=True)``
+                                           (read only; absent where the module returned none)
 ``mlp_out.l``         (B, T, hidden)       the MLP's output (before any post-norm)
 ``logits``            (B, T, vocab)        the model's logits (its scale and soft-cap included)
 ====================  ===================  ====================================================
@@ -73,7 +77,7 @@ from attnscope.errors import AttnscopeError
 
 Edit = Callable[[torch.Tensor], torch.Tensor]
 
-# name -> (module of the layer, "input" | "output", per head: "q" | "kv" | None)
+# name -> (module of the layer, "input" | "output" | "weights" (its second output), per head: "q" | "kv" | None)
 _MODULE_POINTS: dict[str, tuple[Callable[[Layer], Any], str, str | None]] = {
     "resid_pre": (lambda layer: layer.block, "input", None),
     "resid_mid": (
@@ -88,6 +92,7 @@ _MODULE_POINTS: dict[str, tuple[Callable[[Layer], Any], str, str | None]] = {
     "z": (lambda layer: layer.o, "input", "q"),
     "k_proj": (lambda layer: layer.k, "output", "kv"),
     "v_proj": (lambda layer: layer.v, "output", "kv"),
+    "attn_weights": (lambda layer: layer.attn, "weights", None),
 }
 _ENGINE_POINTS = ("q", "k", "v")
 _INPUT_POINTS = ("q_in", "k_in", "v_in")  # each head's own projection input, before the attention's input norm
@@ -211,7 +216,7 @@ class Run:
         if point.kind not in ("rows", "mask", *_ENGINE_POINTS, "logits"):
             assert point.layer is not None
             self._module_layers.add(point.layer)
-        if point.kind in ("rows", "mask") and action != "read":
+        if point.kind in ("rows", "mask", "attn_weights") and action != "read":
             raise AttnscopeError("hook_read_only", kind=point.kind)
         if point.kind in (*_ENGINE_POINTS, "z") and point.layer is not None:
             self._kept_layers.add(point.layer)
@@ -276,6 +281,15 @@ class Run:
                 return args, {**kwargs, "hidden_states": new}
 
             return module.register_forward_pre_hook(before, with_kwargs=True)
+
+        if where == "weights":
+
+            def returned(_m: Any, _args: Any, out: Any) -> None:
+                weights = out[1] if isinstance(out, tuple) and len(out) > 1 else None
+                if isinstance(weights, torch.Tensor):
+                    self._act(name, weights, action, fn, None)
+
+            return module.register_forward_hook(returned)
 
         def after(_m: Any, _args: Any, out: Any) -> Any:
             x = out[0] if isinstance(out, tuple) else out
@@ -399,13 +413,16 @@ class Run:
         stop: bool = False,
         inference: bool = True,
         full: bool = False,
+        eager: bool = False,
         **kwargs: Any,
     ) -> Any:
         """One forward with every point of this run in place: the decoder's, or the whole causal LM's
         (``full``, or when a ``logits`` point is asked for); its output is returned (None where it
         stopped). No gradient is kept unless a :meth:`grad` point asks for one; ``inference`` False
         runs under ``no_grad`` instead of ``inference_mode`` (what it keeps may then meet autograd
-        later). ``stop``: stop after the last layer an engine point names."""
+        later). ``stop``: stop after the last layer an engine point names (or a module point, where one
+        comes later). ``eager``: on transformers' eager attention instead of the capturing one (a
+        reference: the module points act, ``q``/``k``/``v``/``rows``/``mask`` are not reached)."""
         model = self.anatomy.model
         module = model if self._logits or full else self.anatomy.decoder
         mode: Literal["inference", "no_grad", "grad"] = (
@@ -418,7 +435,9 @@ class Run:
             request.stop = False
             handle = self.anatomy.layers[last].block.register_forward_hook(_stop)
         try:
-            out, captured = engine.forward(model, module, input_ids, attention_mask, request, mode, **kwargs)
+            out, captured = engine.forward(
+                model, module, input_ids, attention_mask, request, mode, eager=eager, **kwargs
+            )
         finally:
             if handle is not None:
                 handle.remove()

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import as_array, attention_layers
 from attnscope.core.prompt.precheck import check_settings
 from attnscope.core.prompt.segments import prompt_segments, segmented
@@ -103,7 +103,7 @@ def decode(
     becomes :class:`Interrupted`.
     """
     engine.prepare(model)
-    n_layers = int(model.config.num_hidden_layers)
+    n_layers = anatomy.of(model).n_layers
     request = engine.Request(
         positions=None,
         layers=frozenset(range(n_layers) if layers is None else layers),
@@ -239,7 +239,7 @@ def build_result(
 ) -> GenerateResult:
     """The result: tokens of prompt + answer with segments, and per step the raw rows and what they add up to."""
     info = loaded.info
-    groups_per_kv = info.num_attention_heads // info.num_key_value_heads
+    groups_per_kv = anatomy.of(loaded.model).groups
     n_prompt, n_new = len(enc.ids), len(decoded.ids)
     text, plain, words = answer_tokens(loaded.tokenizer, enc, decoded.ids)
     segments = _segments_of(enc, n_new)

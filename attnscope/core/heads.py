@@ -12,7 +12,7 @@ from typing import get_args
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import as_array, every_layer
 from attnscope.core.prompt.params import HEADS_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec, Text, one_of
@@ -104,7 +104,7 @@ def heads(
         warnings.append(ResultWarning(code="mixed_windows", value=info.sliding_window, count=first))
     rows, shown, completeness = head_rows_measured(loaded, enc, q_span, measure)  # (L, H, P, K)
     agg = query_row(as_array(rows) if shown is None else shown, query_agg, no_sink)
-    ranking, top_heads = heads_numbers(agg, k_span, info.num_attention_heads // info.num_key_value_heads, top)
+    ranking, top_heads = heads_numbers(agg, k_span, anatomy.of(loaded.model).groups, top)
     return HeadsResult(
         model=info,
         text=enc.text,

@@ -37,10 +37,6 @@ from attnscope.results.mask import PAD_LABEL, MaskKind, MaskResult, MaskSequence
 MAX_MISMATCHES = 50
 
 
-class _StopEager(Exception):
-    """Raised by the hook on layer 0's attention once the eager mask and rows are read."""
-
-
 def padded_batch(
     tokenizer: Any, encs: Sequence[Encoded], side: maskgrid.Side, warnings: list[ResultWarning]
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -88,41 +84,22 @@ def _mask_kind(mask4d: torch.Tensor | None) -> MaskKind:
 
 
 def eager_probe(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run an eager forward up to layer 0's attention; return (its mask, its weights).
+    """Run an eager forward up to layer 0; return (the mask its attention received, its weights).
 
-    mask: the 4D float mask eager attention received, (B, 1, T, T). weights: (B, H, T, T)
-    fp32. The model is switched back to attnscope's capturing attention afterwards.
+    mask: the 4D float mask eager attention received (``attn_in.0``'s call), (B, 1, T, T).
+    weights: what layer 0's attention returned (``attn_weights.0``), (B, H, T, T) fp32. The model is
+    back on attnscope's capturing attention afterwards.
     """
     body = anatomy.of(model)
-    attn = body.layers[0].attn if body.layers else None
-    if not isinstance(attn, torch.nn.Module):
+    if not body.layers or body.layers[0].attn is None:
         raise AttnscopeError("mask_no_self_attn")
-    seen: dict[str, Any] = {}
-
-    def hook(module: torch.nn.Module, args: Any, kwargs: dict[str, Any], output: Any) -> None:
-        seen["mask"] = kwargs.get("attention_mask")
-        seen["weights"] = output[1] if isinstance(output, tuple) and len(output) > 1 else None
-        raise _StopEager
-
-    device = next(model.parameters()).device
-    model.set_attn_implementation("eager")  # type: ignore[operator]
-    handle = attn.register_forward_hook(hook, with_kwargs=True)
-    try:
-        with torch.inference_mode():
-            body.decoder(
-                input_ids=ids.to(device),
-                attention_mask=mask.to(device),
-                position_ids=engine.position_ids(mask).to(device),
-                use_cache=False,
-            )
-    except _StopEager:
-        pass
-    finally:
-        handle.remove()
-        engine.prepare(model)
-    if not isinstance(seen.get("mask"), torch.Tensor) or not isinstance(seen.get("weights"), torch.Tensor):
+    with hooks.Run(body, cpu=True) as run:
+        run.read("attn_in.0", "attn_weights.0")
+        run.forward(ids, mask, stop=True, eager=True)
+    got, weights = run.calls["attn_in.0"].get("attention_mask"), run.values.get("attn_weights.0")
+    if not isinstance(got, torch.Tensor) or not isinstance(weights, torch.Tensor):
         raise AttnscopeError("mask_no_eager")
-    return seen["mask"].detach().cpu(), seen["weights"].detach().float().cpu()
+    return got.detach().cpu(), weights.float()
 
 
 def _grid(t: torch.Tensor) -> list[list[int]]:

@@ -17,7 +17,7 @@ from typing import Any, Literal, get_args
 
 import torch
 
-from attnscope.capture import engine, memory
+from attnscope.capture import anatomy, engine, memory
 from attnscope.core.common import as_array, attention_layers
 from attnscope.core.prompt.spec import ChatSpec, one, one_of
 from attnscope.core.prompt.tokens import Encoded, check_length, encode_prompt
@@ -146,7 +146,7 @@ def matrix_result(
     if value_norms is not None:
         shown = shares(as_array(rows * value_norms[None, :]))  # (P, end): each row's share of ||alpha f||
     view = make_view(enc, shown[:, start:end], total(shown[:, :start], -1), start, end, by, max_groups)
-    groups = info.num_attention_heads // info.num_key_value_heads
+    groups = anatomy.of(loaded.model).groups
     return MatrixResult(
         model=info,
         text=enc.text,

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import every_layer
 from attnscope.core.prompt.params import ROLES_PARAMS, validate
 from attnscope.core.prompt.tokens import check_length, encode
@@ -167,7 +167,7 @@ def roles(
         length, source, bos, used_seed = len(ids), "prompt", False, None
     got = scores(patterns(loaded, ids), torch.tensor(ids))
     grids = RoleScores(**{role: got[role].tolist() for role in ROLES})
-    ranking, sink_rate = roles_numbers(grids, info.num_attention_heads // info.num_key_value_heads, top, SINK_EPSILON)
+    ranking, sink_rate = roles_numbers(grids, anatomy.of(loaded.model).groups, top, SINK_EPSILON)
     return RolesResult(
         model=info,
         source=source,  # type: ignore[arg-type]

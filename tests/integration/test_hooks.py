@@ -144,6 +144,42 @@ def test_every_point_reads_what_a_plain_hook_sees(case: Case) -> None:
             assert torch.allclose(summed, seen[f"o_out.{i}"], atol=1e-5)
 
 
+def test_attn_weights_are_what_the_eager_attention_module_returns(case: Case) -> None:
+    """``attn_weights.l`` in an eager forward: what a plain forward hook on the layer's attention
+    module sees as its second output, and eager ``output_attentions``; the capturing attention is
+    put back afterwards, and a capturing forward returns no weights to keep."""
+    model, ids = case
+    body = anatomy.of(model)
+    attention = _attention_layers(model)
+    seen: dict[int, torch.Tensor] = {}
+    handles = [
+        model.model.layers[i].self_attn.register_forward_hook(
+            lambda _m, _a, out, i=i: seen.__setitem__(i, out[1].detach().clone())
+        )
+        for i in attention
+    ]
+    try:
+        with hooks.Run(body) as run:
+            run.read("attn_weights.*", "attn_in.*")
+            run.forward(ids, torch.ones_like(ids), eager=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert model.config._attn_implementation == engine.IMPL
+    assert sorted(k for k in run.values if k.startswith("attn_weights")) == [f"attn_weights.{i}" for i in attention]
+    eager = dict(zip(attention, reference.eager_attentions(model, ids), strict=True))
+    for i in attention:
+        assert torch.equal(run[f"attn_weights.{i}"], seen[i]), i
+        assert torch.allclose(run[f"attn_weights.{i}"], eager[i], atol=1e-6), i
+    with hooks.Run(body) as run:
+        run.read("attn_weights.*")
+        run.forward(ids, torch.ones_like(ids))
+    assert run.values == {}
+    with hooks.Run(body) as run:
+        with pytest.raises(AttnscopeError, match="read only"):
+            run.edit(f"attn_weights.{attention[0]}", lambda x: x)
+
+
 def test_points_a_layer_lacks_are_refused(case: Case) -> None:
     model, _ = case
     body = anatomy.of(model)

@@ -206,7 +206,7 @@ def ablate(
         effects, checked = [[exact[(lay, h)] for h in heads] for lay in layers], []
 
     attention, top_key = _attention(stack, layers, heads, key_span)
-    groups = info.num_attention_heads // info.num_key_value_heads
+    groups = stack.anatomy.groups
     numbers = ablate_numbers(effects, attention, layers, heads, groups, top_key, checked)
     return AblateResult(
         model=info,

@@ -5,7 +5,8 @@ is kept on the model) and every analysis asks it: the decoder and its layers; pe
 attention module with its q/k/v/o projections (or the fact that q, k and v are one fused
 projection), the MLP, the norms and where they sit (``pre``, ``post``, ``sandwich``, ``parallel``),
 the attention kind (``full``, ``sliding`` with its window, ``linear``); the head counts
-(``n_heads``, ``n_kv``, ``groups``) and ``head_dim``; the final norm and the logits head with the
+(``n_heads``, ``n_kv``, ``groups``), ``head_dim``, ``hidden``, ``max_positions`` and each layer's
+``rope_parameters``; the final norm and the logits head with the
 family's scale and soft-cap (:meth:`Anatomy.logits`); the rotary embedding. The refusal checks
 live here too, each returning the reason a family cannot run an analysis (:meth:`Anatomy.stack_problem`,
 :meth:`Anatomy.flow_problem`, :meth:`Anatomy.recompute_problem`, :func:`head_writer`).
@@ -174,6 +175,7 @@ class Anatomy:
         self.groups = self.n_heads // self.n_kv if self.n_kv else 1
         self.head_dim = config_head_dim(config) if self.n_heads else 0
         self.hidden = int(getattr(config, "hidden_size", 0) or 0)
+        self.max_positions: int | None = getattr(config, "max_position_embeddings", None)  # None: no limit known
         norm = getattr(self.decoder, "norm", None)
         self.final_norm: torch.nn.Module | None = norm if isinstance(norm, torch.nn.Module) else None
         head = getattr(model, "lm_head", None)

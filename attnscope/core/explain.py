@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from attnscope.capture import masking
+from attnscope.capture import anatomy, masking
 from attnscope.core.common import attention_layers, tolerance
 from attnscope.core.prompt.params import EXPLAIN_PARAMS, validate
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, one
@@ -76,7 +76,7 @@ def explain(
     (li,) = attention_layers(info, [one(layer, info.num_hidden_layers, "layer")])
     hi = one(head, info.num_attention_heads, "head")
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
-    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    check_length(len(enc.ids), anatomy.of(loaded.model).max_positions)
     warnings: list[ResultWarning] = []
     q_sel = pick_query(enc, query, warnings)
     i = q_sel.index

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import every_layer
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Text
 from attnscope.core.prompt.tokens import Encoded, as_text, check_length, encode_prompt, find_span, pick_query
@@ -76,7 +76,7 @@ def explore(
     info = loaded.info
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     n = len(enc.ids)
-    check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
+    check_length(n, anatomy.of(loaded.model).max_positions)
     warnings: list[ResultWarning] = []
     asked = pick_positions(enc, queries, warnings)
     full = n <= limit

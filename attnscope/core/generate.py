@@ -308,7 +308,7 @@ def generate(
     info = loaded.info
     layers = attention_layers(info, selection.layer_indices(info.num_hidden_layers))
     heads = selection.head_indices(info.num_attention_heads)
-    check_room(len(enc.ids), max_new_tokens, getattr(loaded.model.config, "max_position_embeddings", None))
+    check_room(len(enc.ids), max_new_tokens, anatomy.of(loaded.model).max_positions)
     decoded = decode(
         loaded.model,
         enc.ids,

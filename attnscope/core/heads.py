@@ -80,7 +80,7 @@ def heads(
     validate(HEADS_PARAMS, top=top)
     info = loaded.info
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
-    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    check_length(len(enc.ids), anatomy.of(loaded.model).max_positions)
     warnings: list[ResultWarning] = []
     q_span = find_span(enc, query, q_text.occurrence, warnings, "query")
     k_span = find_span(enc, key, k_text.occurrence, warnings, "key")

@@ -178,7 +178,7 @@ def _encode(loaded: Loaded, prompts: Sequence[str], chat: ChatSpec | None) -> li
     """Each prompt tokenized on its own (chat template applied with ``chat``), its length checked."""
     encs = [encode_prompt(loaded.tokenizer, p, chat) for p in prompts]
     for e in encs:
-        check_length(len(e.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+        check_length(len(e.ids), anatomy.of(loaded.model).max_positions)
     return encs
 
 

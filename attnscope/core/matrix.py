@@ -109,7 +109,7 @@ def matrix(
     head_i = one(head, info.num_attention_heads, "head")
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
     n = len(enc.ids)
-    check_length(n, getattr(loaded.model.config, "max_position_embeddings", None))
+    check_length(n, anatomy.of(loaded.model).max_positions)
     start, end = check_window(window, n)
     if by == "word" and (start, end) != (0, n):
         raise AttnscopeError("window_by_word", arg="by", other="window")

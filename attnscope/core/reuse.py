@@ -153,7 +153,7 @@ def comparisons(loaded: Loaded, ids: list[int], repeat: int) -> Comparisons:
     info = loaded.info
     base = ids * repeat
     doubled = base * 2
-    max_pos = getattr(loaded.model.config, "max_position_embeddings", None)
+    max_pos = anatomy.of(loaded.model).max_positions
     check_length(len(doubled), max_pos)
     n, n2 = len(base), len(doubled)
     per, per2 = n * (n + 1) // 2, n2 * (n2 + 1) // 2
@@ -208,7 +208,7 @@ def reuse(loaded: Loaded, prefix: str, suffix: str, *, repeat: int = 1) -> Reuse
     suffix_ids = _suffix_ids(tokenizer, suffix)
     text = prefix + suffix
     ids = pre.ids + suffix_ids
-    check_length(len(ids), getattr(model.config, "max_position_embeddings", None))
+    check_length(len(ids), anatomy.of(model).max_positions)
     joint = list(tokenizer(text)["input_ids"])
     tokens, _ = readable(tokenizer, text, ids)
     n_prefix = len(pre.ids)

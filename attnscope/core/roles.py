@@ -147,7 +147,7 @@ def roles(
     validate(ROLES_PARAMS, top=top)
     info = loaded.info
     tokenizer = loaded.tokenizer
-    max_pos = getattr(loaded.model.config, "max_position_embeddings", None)
+    max_pos = anatomy.of(loaded.model).max_positions
     if prompt is None:
         validate(ROLES_PARAMS, length=length)
         bos_id = getattr(tokenizer, "bos_token_id", None)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 
@@ -140,9 +139,9 @@ def rope(
     """The model's RoPE speeds at position ``pos``, and on the real q/k of ``prompt`` (default: the
     note's sentence) that score(m, n) = score(m+Δ, n+Δ) for each shift Δ in ``deltas``."""
     model = loaded.model
-    config = model.config
+    body = anatomy.of(model)
     info = loaded.info
-    head_dim = anatomy.of(model).head_dim
+    head_dim = body.head_dim
     if pos < 0:
         raise AttnscopeError("pos_negative", arg="pos", value=pos)
     shifts = _positive_shifts(deltas)
@@ -153,7 +152,7 @@ def rope(
     table = pairs(theta, head_dim, pos)
     inv_diff = _inv_freq_diff(model, table, li)
     enc = encode(loaded.tokenizer, prompt if prompt is not None else DEFAULT_PROMPT)
-    max_pos = getattr(config, "max_position_embeddings", None)
+    max_pos = body.max_positions
     check_length(len(enc.ids), max_pos)
     m = len(enc.ids) - 1
     shifts = _shifts_in_range(shifts, m, max_pos, chosen=deltas is not None)

@@ -124,7 +124,7 @@ def trace(
     validate(TRACE_PARAMS, dims=dims, top=top)
     model = loaded.model
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
-    check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
+    check_length(len(enc.ids), anatomy.of(model).max_positions)
     p = query_at(enc, pos).index
     other: int | None = None
     if compare_pos is not None:

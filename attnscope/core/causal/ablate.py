@@ -15,7 +15,7 @@ from typing import get_args
 
 import torch
 
-from attnscope.capture import hooks
+from attnscope.capture import anatomy, hooks
 from attnscope.core.causal.stack import Row, Stack, frozen, measure, set_head, sweeps
 from attnscope.core.prompt.params import check_ablate
 from attnscope.core.prompt.spec import ChatSpec, Indices, Prompts, Selection, Text, one_of
@@ -180,7 +180,7 @@ def ablate(
     info = loaded.info
     metric = resolve_metric(loaded.tokenizer, answer)
     enc: Encoded = encode_prompt(loaded.tokenizer, prompt, chat)
-    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    check_length(len(enc.ids), anatomy.of(loaded.model).max_positions)
     check_mean(mode, len(enc.ids), others)
     sel = selection or Selection()
     layers = sel.layer_indices(info.num_hidden_layers)

@@ -498,7 +498,7 @@ def flow(
         if why is not None:
             raise AttnscopeError("flow_verify_model", arg="verify_top", message=why)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
-    check_length(len(enc.ids), getattr(model.config, "max_position_embeddings", None))
+    check_length(len(enc.ids), anatomy.of(model).max_positions)
     at = query_at(enc, pos, "pos").index
     ids = enc.ids[: at + 1]  # nothing after the prediction's position can change it
     guard(loaded, len(ids), CHUNK if chunk is None else chunk, heads)

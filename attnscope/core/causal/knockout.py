@@ -10,6 +10,7 @@ does not print.
 
 from __future__ import annotations
 
+from attnscope.capture import anatomy
 from attnscope.core.causal.stack import Row, Stack, cut, sweeps
 from attnscope.core.prompt.params import check_knockout
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, Text
@@ -75,7 +76,7 @@ def knockout(
     check_knockout(batch_size, layers=sel.layers is not None, window=window is not None)
     metric = resolve_metric(loaded.tokenizer, answer)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
-    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    check_length(len(enc.ids), anatomy.of(loaded.model).max_positions)
     warnings: list[ResultWarning] = []
     q = pick_query(enc, query, warnings)
     q_span = q.span if isinstance(query, (str, Text)) else [q.index]

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import torch
 
+from attnscope.capture import anatomy
 from attnscope.core.causal.stack import Row, Stack, set_head, sweeps
 from attnscope.core.prompt.params import PATCH_PARAMS, validate
 from attnscope.core.prompt.spec import Selection, one_of
@@ -103,7 +104,7 @@ def patch(
     enc_clean = encode(loaded.tokenizer, clean)
     enc_corrupt = encode(loaded.tokenizer, corrupt)
     check_lengths(enc_clean.ids, enc_corrupt.ids, align)
-    max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
+    max_positions = anatomy.of(loaded.model).max_positions
     check_length(max(len(enc_clean.ids), len(enc_corrupt.ids)), max_positions)
     layers = (selection or Selection()).layer_indices(info.num_hidden_layers)
 

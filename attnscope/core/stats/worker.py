@@ -61,7 +61,7 @@ class StatsWorker:
         info = loaded.info
         self.layers = every_layer(info, "stats")
         self.hidden = anatomy.of(loaded.model).hidden
-        self.max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
+        self.max_positions = anatomy.of(loaded.model).max_positions
         self.pad = pad_id(loaded.tokenizer)
         self.positions = options.positions()
 
@@ -124,10 +124,8 @@ class StatsWorker:
             raise AttnscopeError("stats_line_no_pos", n=n, arg="pos", value=shown(self.positions))
         return at
 
-    def _run(self, part: Partial, group: list[_Ready]) -> None:
-        """One padded forward for ``group``; merge each prompt in order."""
-        s = self.options
-        names = self.names
+    def _padded(self, group: list[_Ready]) -> tuple[torch.Tensor, torch.Tensor, BatchFacts]:
+        """``group`` right-padded: ids and attention mask (B, T), and the reduction's facts (on the CPU)."""
         lengths = [len(r.ids) for r in group]
         width = max(lengths)
         ids = torch.full((len(group), width), self.pad, dtype=torch.long)
@@ -139,7 +137,15 @@ class StatsWorker:
             if kinds is not None and r.kinds is not None:
                 kinds[b, torch.arange(lengths[b]), torch.tensor(r.kinds)] = 1.0
         asked = None if self.positions is None else [r.positions or [] for r in group]
-        facts_cpu = BatchFacts.build(ids, lengths, asked, kinds)
+        return ids, mask, BatchFacts.build(ids, lengths, asked, kinds)
+
+    def _run(self, part: Partial, group: list[_Ready]) -> None:
+        """One padded forward for ``group``; merge each prompt in order."""
+        s = self.options
+        names = self.names
+        lengths = [len(r.ids) for r in group]
+        width = max(lengths)
+        ids, mask, facts_cpu = self._padded(group)
         model = self.loaded.model
         device = next(model.parameters()).device
         facts = facts_cpu.to(device)

@@ -165,7 +165,9 @@ def run_batch(
     selection = selection or Selection()
     layers = attention_layers(info, selection.layer_indices(info.num_hidden_layers))
     heads = selection.head_indices(info.num_attention_heads)
-    max_positions = getattr(loaded.model.config, "max_position_embeddings", None)
+    from attnscope.capture import anatomy  # torch: only once a model is loaded
+
+    max_positions = anatomy.of(loaded.model).max_positions
     pending: list[_Ready] = []
 
     def results(group: list[_Ready]) -> list[Outcome]:

@@ -139,7 +139,7 @@ def weights(
     layers = attention_layers(info, selection.layer_indices(info.num_hidden_layers))
     heads = selection.head_indices(info.num_attention_heads)
     enc = encode_prompt(loaded.tokenizer, prompt, chat)
-    check_length(len(enc.ids), getattr(loaded.model.config, "max_position_embeddings", None))
+    check_length(len(enc.ids), anatomy.of(loaded.model).max_positions)
     warnings: list[ResultWarning] = []
     q = pick_query(enc, query, warnings)
     if measure == "norm":

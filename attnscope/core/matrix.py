@@ -146,7 +146,7 @@ def matrix_result(
     if value_norms is not None:
         shown = shares(as_array(rows * value_norms[None, :]))  # (P, end): each row's share of ||alpha f||
     view = make_view(enc, shown[:, start:end], total(shown[:, :start], -1), start, end, by, max_groups)
-    groups = anatomy.of(loaded.model).groups
+    groups = info.num_attention_heads // info.num_key_value_heads  # no model here: the tui builds it from rows
     return MatrixResult(
         model=info,
         text=enc.text,

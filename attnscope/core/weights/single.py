@@ -15,7 +15,7 @@ from typing import get_args
 
 import torch
 
-from attnscope.capture import engine
+from attnscope.capture import anatomy, engine
 from attnscope.core.common import as_array, attention_layers, pad_batch, pad_id
 from attnscope.core.prompt.segments import prompt_segments
 from attnscope.core.prompt.spec import ChatSpec, QuerySpec, Selection, one_of
@@ -79,7 +79,7 @@ def weights_result(
     (``loaded.info``): the rows alone make the result, so a browser that holds them (``attnscope tui``)
     builds it without the model.
     """
-    groups = info.num_attention_heads // info.num_key_value_heads
+    groups = info.num_attention_heads // info.num_key_value_heads  # no model here: the tui builds it from rows
     q = query.index
     raw = rows[:, heads, :]  # (L, Hsel, q+1)
     measured = None if norms is None else raw * norms[:, heads, :]  # alpha ||f||

@@ -138,7 +138,7 @@ def mask(
 
     got, masks = _capture(loaded, ids, am, layout)
     model_allowed = {layer: _allowed(m, batch, n) for layer, m in sorted(masks.items())}  # layer -> (B, T, T)
-    # The eager reference: a second forward, eager attention, stopped inside layer 0.
+    # The eager reference: a second forward, eager attention, stopped after layer 0.
     eager_raw, eager_rows = eager_probe(model, ids, am)  # (B, 1, T, T), (B, H, T, T)
     eager_allowed = _allowed(eager_raw, batch, n)
 

@@ -131,23 +131,75 @@ def column_labels(lang: Lang) -> list[str]:
     return [t(lang, f"tui.col.{c}") for c in COLUMNS]
 
 
-def number(value: float | None, digits: int = 2, shaded: bool = False, signed: bool = False) -> Text:
+def number(value: float | None, digits: int = 2, shaded: bool = False, signed: bool = False) -> str:
     """A cell: the value (a dash when there is none), with a shade character before a share."""
     if value is None:
-        return Text("-", style="dim", justify="right")
+        return "-"
     body = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-    return Text((shade(value) if shaded else "") + body, justify="right")
+    return (shade(value) if shaded else "") + body
 
 
-def head_cell(layer: int, head: int) -> Text:
-    return Text(f"L{layer} H{head}")
-
-
-def label_cell(tok: Token, limit: int = 8) -> Text:
+def label_cell(tok: Token, limit: int) -> str:
     label = token_label(tok)
     while cell_len(label) > limit:
         label = label[:-1]
-    return Text(label)
+    return label
+
+
+MIN_WIDTHS = (7, 3, 6, 8, 7, 6, 5, 5, 6, 6)  # cells per column, before the header's own width
+LEFT = ("head", "top")  # the columns read from the left; the numbers are right-aligned
+
+
+def row_cells(values: dict[str, float | None], tokens: Sequence[Token], groups: int) -> list[str]:
+    """One head's cells, in COLUMNS order."""
+    layer, head = int(values["layer"] or 0), int(values["head"] or 0)
+    best = values.get("top")
+    return [
+        f"L{layer} H{head}",
+        str(head // groups),
+        number(values.get("on_key"), shaded=True),
+        label_cell(tokens[int(best)], MIN_WIDTHS[3]) if best is not None else "-",
+        number(values.get("entropy")),
+        number(values.get("sink"), shaded=True),
+        number(values.get("previous_token")),
+        number(values.get("duplicate_token")),
+        number(values.get("induction")),
+        number(values.get("effect"), signed=True),
+    ]
+
+
+def column_widths(labels: Sequence[str]) -> list[int]:
+    return [max(w, cell_len(label)) for w, label in zip(MIN_WIDTHS, labels, strict=True)]
+
+
+def _pad(text: str, width: int, left: bool) -> str:
+    room = width - cell_len(text)
+    return text + " " * room if left else " " * room + text
+
+
+def table_text(labels: Sequence[str], rows: Sequence[Sequence[str]], cursor: int | None, width: int) -> Text:
+    """The heads table as lines: the header, then ``rows`` (the visible ones), the cursor's row in reverse.
+    Columns are padded by cell width, so Korean labels keep every column in place."""
+    widths = column_widths(labels)
+    left = [c in LEFT for c in COLUMNS]
+    out = Text(no_wrap=True, overflow="crop")
+    header = " ".join(_pad(label, w, lf) for label, w, lf in zip(labels, widths, left, strict=True))
+    out.append(" " + _pad(header, width - 1, True), style="bold reverse")
+    for i, cells in enumerate(rows):
+        line = " ".join(_pad(c, w, lf) for c, w, lf in zip(cells, widths, left, strict=True))
+        out.append("\n")
+        out.append(" " + _pad(line, width - 1, True), style="reverse bold" if i == cursor else "")
+    return out
+
+
+def column_at(labels: Sequence[str], x: int) -> int | None:
+    """The column under screen column ``x`` of the table (None between or after the columns)."""
+    at = 1
+    for i, w in enumerate(column_widths(labels)):
+        if at <= x < at + w:
+            return i
+        at += w + 1
+    return None
 
 
 def head_detail(r: WeightsResult, ctx: Ctx, layer: int, head: int, kv_head: int) -> RenderableType:

@@ -20,8 +20,10 @@ from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Container, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static
 
 from attnscope.errors import AttnscopeError
 from attnscope.render import Ctx
@@ -72,6 +74,89 @@ class HelpScreen(ModalScreen[None]):
             moves[event.key]()
         else:
             self.dismiss()
+
+
+class HeadsTable(Widget, can_focus=True):
+    """The heads table: only the rows in view are drawn (``render.tui.table_text``), so a redraw costs
+    the same for 336 heads as for 10. ↑/↓, PgUp/PgDn, Home/End move the cursor; Enter and a click
+    select; a click on the header sorts on that column."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("up", "move(-1)"),
+        ("down", "move(1)"),
+        ("pageup", "page(-1)"),
+        ("pagedown", "page(1)"),
+        ("home", "move(-1000000)"),
+        ("end", "move(1000000)"),
+        ("enter", "select"),
+    ]
+
+    class Highlighted(Message):
+        pass
+
+    class Selected(Message):
+        pass
+
+    class HeaderSelected(Message):
+        def __init__(self, column: str) -> None:
+            super().__init__()
+            self.column = column
+
+    def __init__(self, labels: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.labels = labels
+        self.cells: list[list[str]] = []
+        self.cursor = 0
+        self.first_row = 0
+
+    def set_rows(self, cells: list[list[str]], cursor: int) -> None:
+        self.cells = cells
+        self._place(cursor)
+
+    def _place(self, cursor: int) -> None:
+        self.cursor = max(0, min(len(self.cells) - 1, cursor))
+        view = max(1, self.size.height - 1)
+        if self.cursor < self.first_row:
+            self.first_row = self.cursor
+        elif self.cursor >= self.first_row + view:
+            self.first_row = self.cursor - view + 1
+        self.first_row = max(0, min(self.first_row, max(0, len(self.cells) - view)))
+        self.refresh()
+
+    def render(self) -> Any:
+        view = max(1, self.size.height - 1)
+        shown = self.cells[self.first_row : self.first_row + view]
+        return face.table_text(self.labels, shown, self.cursor - self.first_row, max(10, self.size.width))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._place(self.cursor)
+
+    def action_move(self, step: int) -> None:
+        before = self.cursor
+        self._place(self.cursor + step)
+        if self.cursor != before:
+            self.post_message(self.Highlighted())
+
+    def action_page(self, step: int) -> None:
+        self.action_move(step * max(1, self.size.height - 2))
+
+    def action_select(self) -> None:
+        self.post_message(self.Selected())
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y == 0:
+            column = face.column_at(self.labels, event.x)
+            if column is not None:
+                self.post_message(self.HeaderSelected(face.COLUMNS[column]))
+            return
+        self._place(self.first_row + event.y - 1)
+        self.post_message(self.Selected())
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.action_move(3)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.action_move(-3)
 
 
 class Browser(App[None]):
@@ -136,7 +221,7 @@ class Browser(App[None]):
         yield Static(id="top")
         yield Static(id="strip")
         with Container(id="main"):
-            yield DataTable(id="table", cursor_type="row", zebra_stripes=False)
+            yield HeadsTable(face.column_labels(self.lang), id="table")
             with VerticalScroll(id="detail"):
                 yield Static(id="pane")
         yield Static(id="status")
@@ -144,9 +229,7 @@ class Browser(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for column, label in zip(face.COLUMNS, face.column_labels(self.lang), strict=True):
-            table.add_column(label, key=column)
+        table = self.query_one(HeadsTable)
         self._narrow()
         self.refresh_all()
         table.focus()
@@ -251,38 +334,18 @@ class Browser(App[None]):
         return out
 
     def refresh_table(self, top: bool = False) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(HeadsTable)
         cursor = None if top else self._cursor_head()
         self.rows = self.table_rows()
-        tokens = self.session.enc.tokens
-        table.clear()
-        cells = []
-        for row in self.rows:
-            v = row.values
-            best = v.get("top")
-            cells.append(
-                (
-                    face.head_cell(row.layer, row.head),
-                    str(row.head // self.session.groups),
-                    face.number(v.get("on_key"), shaded=True),
-                    face.label_cell(tokens[int(best)]) if best is not None else face.number(None),
-                    face.number(v.get("entropy")),
-                    face.number(v.get("sink"), shaded=True),
-                    face.number(v.get("previous_token")),
-                    face.number(v.get("duplicate_token")),
-                    face.number(v.get("induction")),
-                    face.number(v.get("effect"), signed=True),
-                )
-            )
-        table.add_rows(cells)
+        tokens, groups = self.session.enc.tokens, self.session.groups
         where = 0 if cursor is None else next((i for i, r in enumerate(self.rows) if (r.layer, r.head) == cursor), 0)
-        table.move_cursor(row=where, animate=False, scroll=True)
+        table.set_rows([face.row_cells(r.values, tokens, groups) for r in self.rows], where)
 
     def _cursor_head(self) -> tuple[int, int] | None:
-        table = self.query_one(DataTable)
-        if not self.rows or table.cursor_row >= len(self.rows):
+        table = self.query_one(HeadsTable)
+        if not self.rows or table.cursor >= len(self.rows):
             return None
-        r = self.rows[table.cursor_row]
+        r = self.rows[table.cursor]
         return r.layer, r.head
 
     def say(self, message: str) -> None:
@@ -355,18 +418,18 @@ class Browser(App[None]):
         self.layer, self.head = head
         self.refresh_view()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_heads_table_selected(self, event: HeadsTable.Selected) -> None:
         self.action_open()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_heads_table_highlighted(self, event: HeadsTable.Highlighted) -> None:
         if self.layer is not None:  # an opened head follows the cursor
             head = self._cursor_head()
             if head is not None and head != (self.layer, self.head):
                 self.layer, self.head = head
                 self.refresh_pane()
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
-        column = str(event.column_key.value)
+    def on_heads_table_header_selected(self, event: HeadsTable.HeaderSelected) -> None:
+        column = event.column
         column = "layer" if column == "head" else column
         if column == self.sort:
             self.descending = not self.descending
@@ -434,7 +497,7 @@ class Browser(App[None]):
         ask = self.query_one("#ask", Input)
         ask.remove_class("shown")
         self.asking = None
-        self.query_one(DataTable).focus()
+        self.query_one(HeadsTable).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         what, value = self.asking, event.value

@@ -683,7 +683,7 @@ _KEYS: list[tuple[str, str, str, bool, bool]] = [
     ("slash", "filter", "filter", True, False),
     ("a", "ablate", "ablate", True, False),
     ("g", "generate", "generate", True, False),
-    ("escape", "stop", "stop", False, True),
+    ("escape", "stop", "stop", False, False),
     ("e", "export", "export", True, False),
     ("s", "save", "save", True, False),
 ]

@@ -179,9 +179,10 @@ def generate_into(loaded: Loaded, session: Session, max_new_tokens: int, on_toke
     decode loop); each step's rows (those of the query that chose the new token) land in
     ``session.rows`` and ``on_token()`` is called as each token comes. The last new token's own rows
     come with :func:`capture_query` when it is shown. ``on_token`` may raise KeyboardInterrupt to stop; the tokens so far stay."""
-    from attnscope.core.generate import Interrupted, decode, stop_ids
+    from attnscope.core.generate import Interrupted, check_room, decode, stop_ids
 
     start = session.n
+    check_room(start, max_new_tokens, getattr(loaded.model.config, "max_position_embeddings", None))
     base = replace(session.enc, ids=session_ids(session))
     got: list[int] = []
 

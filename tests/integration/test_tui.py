@@ -291,6 +291,13 @@ def test_help_and_quit(session: Any, loaded: Any) -> None:
         await pilot.press("x")
         await pilot.pause()
         assert type(app.screen).__name__ != "HelpScreen"
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "행렬 (m)" in titles and "내보내기 (e)" in titles and "끝 (q)" in titles
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CommandPalette"
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running

@@ -72,7 +72,7 @@ COMMANDS: tuple[Command, ...] = (
     _analysis("knockout", "KnockoutResult", 1, figure=True, core="attnscope.core.causal.knockout"),
     _analysis("patch", "PatchResult", 1, figure=True, core="attnscope.core.causal.patch"),
     _analysis("flow", "FlowResult", 1, figure=True, core="attnscope.core.causal.flow"),
-    _analysis("circuit", "CircuitResult", 1, core="attnscope.core.causal.circuit"),
+    _analysis("circuit", "CircuitResult", 1, figure=True, core="attnscope.core.causal.circuit"),
     Command("pairs", cli="attnscope.cli.pairs:pairs_cmd"),  # writes a file of pairs: no result, no view
     Command("explore", cli="attnscope.cli.explore:explore_cmd", core="attnscope.core.explore:explore"),
     Command("tui", cli="attnscope.cli.tui:tui_cmd"),  # a browser of several analyses, no result of its own

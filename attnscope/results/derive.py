@@ -763,15 +763,21 @@ def chosen_count(fraction: float, n_edges: int) -> int:
     return max(1, min(n_edges, int(round(fraction * n_edges))))
 
 
-def circuit_nodes(graph: Any, scores: Sequence[float], chosen: int) -> tuple[int, list[str]]:
-    """The circuit of the top ``chosen`` edges by |score| pruned to paths from input to logits
-    (``results.graph.prune``): its edge count and its nodes (upstream nodes and downstream
-    nodes, by name, in the graph's order)."""
+def circuit_edges(graph: Any, scores: Sequence[float], chosen: int) -> list[int]:
+    """The edges of the circuit of the top ``chosen`` edges by |score|, pruned to paths from input
+    to logits (``results.graph.prune``), in the graph's order."""
     from attnscope.results.graph import prune
 
     selected = np.zeros(graph.n_edges, dtype=bool)
     selected[top_edges(scores, chosen)] = True
-    kept = prune(graph, selected)
+    return [int(e) for e in np.flatnonzero(prune(graph, selected))]
+
+
+def circuit_nodes(graph: Any, scores: Sequence[float], chosen: int) -> tuple[int, list[str]]:
+    """That circuit's edge count and its nodes (upstream nodes and downstream nodes, by name, in
+    the graph's order)."""
+    kept = np.zeros(graph.n_edges, dtype=bool)
+    kept[circuit_edges(graph, scores, chosen)] = True
     up, down = graph.edges
     names = [graph.upstream[u] for u in sorted(set(up[kept].tolist()))]
     names += [

@@ -6,6 +6,7 @@ import pytest
 
 from support import SEED
 from support.browserkit import open_file, screenshot_svg
+from support.commands import CIRCUIT_PAIRS
 
 pytestmark = pytest.mark.browser
 
@@ -22,6 +23,7 @@ CASES = {
     "info": ["info"],
     "flow": ["flow", SEED, "--threshold", "0.01"],
     "flow-heads-ko": ["flow", SEED, "--threshold", "0.01", "--heads", "--by", "word", "--lang", "ko"],
+    "circuit-ko": ["circuit", "--pairs", CIRCUIT_PAIRS, "--compare", "eap-ig,random", "--check", "0", "--lang", "ko"],
 }
 
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from support import SEED
-from support.commands import CIRCUIT_PAIRS
 
 CASES = [
     ["info"],
@@ -21,7 +20,6 @@ CASES = [
     ["explain", SEED, "--layer", "0", "--head", "0", "-q", "그것을"],
     ["reuse", SEED, " 그리고"],
     ["rope"],
-    ["circuit", "--pairs", CIRCUIT_PAIRS, "--method", "eap", "--check", "0", "--bootstrap", "20"],
 ]
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 

@@ -1055,5 +1055,12 @@ MESSAGES: dict[str, str] = {
     "circuit.col.edge": "edge",
     "circuit.col.score": "score",
     "circuit.note": "Faithfulness = (m(circuit) - m(corrupt)) / (m(clean) - m(corrupt)), means over pairs: the edges of the circuit carry the clean run's values, every other edge the corrupt run's; 1 keeps the whole behaviour, 0 none of it. CPR and CMD: the trapezoid over the ten fractions on a linear axis, as MIB's leaderboard computes them.",
+    "circuit.fig_title": "circuit: {n} pairs from {path}",
+    "circuit.fig_curve": "faithfulness at MIB's edge fractions (bands: 95% bootstrap over pairs)",
+    "circuit.fig_legend": "{method}: CMD {cmd}, CPR {cpr}",
+    "circuit.fig_axis": "fractions evenly spaced here; CPR and CMD are the areas on a linear axis",
+    "circuit.fig_graph": "the circuit at {fraction} of the edges: {edges} edges after pruning ({drawn} drawn), faithfulness {faith}",
+    "circuit.fig_layer": "layer {layer}",
+    "circuit.fig_graph_note": "input at the bottom, logits at the top; width by |score|, blue positive, red negative; Q solid, K dashed, V dotted",
     # == end circuit ==
 }

@@ -1045,6 +1045,13 @@ MESSAGES: dict[str, str] = {
     "circuit.col.edge": "연결",
     "circuit.col.score": "점수",
     "circuit.note": "회로는 모델의 연결 가운데 점수가 큰 일부다. 충실도는 회로의 연결만 원래 문장 값으로 두고 나머지 연결은 모두 바꾼 문장 값으로 바꿨을 때 답이 얼마나 남는가다: (m(회로) - m(바꾼 문장)) / (m(원래 문장) - m(바꾼 문장)), 쌍 평균. 1이면 원래 문장만큼 남고, 0이면 하나도 남지 않는다. CPR과 CMD는 연결 비율 10개 위에서 선형 축 사다리꼴로 넓이를 잰다(MIB 순위표와 같은 규칙).",
+    "circuit.fig_title": "회로: {path}의 쌍 {n}개",
+    "circuit.fig_curve": "MIB의 연결 비율마다 잰 충실도(띠는 쌍을 다시 뽑은 부트스트랩 95% 구간)",
+    "circuit.fig_legend": "{method}: CMD {cmd}, CPR {cpr}",
+    "circuit.fig_axis": "여기서는 연결 비율을 같은 간격으로 놓았다. CPR과 CMD는 선형 축 위의 넓이다.",
+    "circuit.fig_graph": "연결 {fraction:/을} 남긴 회로: 가지치기 뒤 연결 {edges}개(그린 것 {drawn}개), 충실도 {faith}",
+    "circuit.fig_layer": "레이어 {layer}",
+    "circuit.fig_graph_note": "아래가 input, 위가 logits다. 선 굵기는 점수 절댓값, 파랑은 양수, 빨강은 음수다. Q는 실선, K는 긴 점선, V는 짧은 점선이다.",
     # == end circuit ==
 }
 

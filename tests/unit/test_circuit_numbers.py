@@ -40,6 +40,7 @@ def test_pruning_keeps_exactly_the_edges_on_a_path_from_input_to_logits() -> Non
         ("a1.h0", "logits", "logits"),
         ("input", "m1", "mlp"),
         ("m1", "logits", "logits"),
+        ("a0.h2", "logits", "logits"),  # a0.h2 is reached through KV head 1 only (query heads 2 and 3 read it)
     ]
     dangling = [
         ("a0.h0", "a1.h1", "q"),  # a0.h0 is never reached from input

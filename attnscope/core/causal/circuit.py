@@ -349,15 +349,18 @@ class Patcher:
         body, graph, corrupt = self.body, self.graph, self.corrupt
         n = body.n_layers
         cur = torch.empty_like(corrupt.ups)
-        filled = [0]  # upstream outputs of this run in cur so far
+        diff = torch.empty_like(corrupt.ups)  # this run's output - the corrupt run's, per upstream node
+        filled = [0]  # upstream outputs of this run in cur (and diff) so far
 
         def delta(run: hooks.Run, n_up: int) -> Tensor:
-            if filled[0] == 0:
+            start = filled[0]
+            if start == 0:
                 cur[0] = run["resid_pre.0"]
-                filled[0] = 1
-            _fill_ups(graph, run.values, cur, filled[0], n_up)
-            filled[0] = max(filled[0], n_up)
-            return cur[:n_up] - corrupt.ups[:n_up]
+            _fill_ups(graph, run.values, cur, max(start, 1), n_up)
+            if n_up > start:
+                diff[start:n_up] = cur[start:n_up] - corrupt.ups[start:n_up]
+                filled[0] = n_up
+            return diff[:n_up]  # a view: each difference computed once a run
 
         def mixed(run: hooks.Run, rows: list[int], bias: Tensor | None) -> Tensor:
             """(B, T, n, hidden): bias + corrupt sum + the circuit's deltas, for the inputs ``rows``."""

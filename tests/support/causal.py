@@ -72,15 +72,17 @@ class Plain:
         mode: str = "zero",
         positions: list[int] | None = None,
         means_from: list[str] | None = None,
+        layers: list[int] | None = None,
     ) -> list[list[float]]:
-        """[layer][head]: log P(target) with the head's slice of o_proj's input replaced, minus the clean value."""
+        """[layer][head]: log P(target) with the head's slice of o_proj's input replaced, minus the
+        clean value (the rows of ``layers`` only, when given)."""
         base = self.logprob(text, target)
         means: list[torch.Tensor] = []
         if mode == "mean":
             sources = [self.kept(t)["o"] for t in (means_from or [text])]
             means = [torch.cat([s[layer] for s in sources]).mean(dim=0) for layer in range(self.n_layers)]
         out = []
-        for layer in range(self.n_layers):
+        for layer in range(self.n_layers) if layers is None else layers:
             row = []
             for head in range(self.n_heads):
 
@@ -123,15 +125,20 @@ class Plain:
             for h in handles:
                 h.remove()
 
-    def patch(self, into: str, donor: str, site: str, target: str, offset: int = 0) -> list[list[float]]:
+    def patch(
+        self, into: str, donor: str, site: str, target: str, offset: int = 0, layers: list[int] | None = None
+    ) -> list[list[float]]:
         """[layer][i]: log P(target) on ``into`` with one piece taken from the ``donor`` run; positions
-        paired from the end when the lengths differ (``offset`` = donor length - into length)."""
+        paired from the end when the lengths differ (``offset`` = donor length - into length); the
+        rows of ``layers`` only, when given."""
         kept = self.kept(donor)
         t = self.ids(into).shape[1]
         pairs = [(p, p + offset) for p in range(t) if 0 <= p + offset < t + offset]
         mine, theirs = [p for p, _ in pairs], [q for _, q in pairs]
         out = []
         for lay, layer in enumerate(self.model.model.layers):
+            if layers is not None and lay not in layers:
+                continue
             attn = layer.self_attn
             count = {"head": self.n_heads, "k": self.n_kv, "v": self.n_kv}.get(site, len(pairs))
             row = []

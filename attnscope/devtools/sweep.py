@@ -127,7 +127,8 @@ class Outcome:
     status: str  # ok | refused | internal | crash
     exit_code: int
     line: str  # the error line (refused, internal) or the last stderr line
-    seconds: float
+    seconds: float  # wall
+    cpu: float  # this process's CPU seconds (every thread)
 
 
 @dataclass
@@ -237,14 +238,15 @@ def _status(exit_code: int, stderr: str, exc: BaseException | None) -> tuple[str
     return "crash", lines[-1] if lines else f"exit {exit_code}"
 
 
-def run_one(model: str, argv: Sequence[str]) -> tuple[str, int, str, float]:
-    """Run ``attnscope ARGV --model MODEL`` in this process: (status, exit code, line, seconds)."""
+def run_one(model: str, argv: Sequence[str]) -> tuple[str, int, str, float, float]:
+    """Run ``attnscope ARGV --model MODEL`` in this process: (status, exit code, line, wall and
+    CPU seconds)."""
     from typer.testing import CliRunner
 
     from attnscope.cli import app
 
     runner = CliRunner()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     exc: BaseException | None = None
     try:
         res = runner.invoke(app, [*argv, "--model", model] if argv[0] != "render" else list(argv))
@@ -256,7 +258,7 @@ def run_one(model: str, argv: Sequence[str]) -> tuple[str, int, str, float]:
     except Exception as e:  # noqa: BLE001 - a crash is what the sweep reports
         code, stderr, exc = -1, "", e
     status, line = _status(code, stderr, exc)
-    return status, code, line, time.perf_counter() - start
+    return status, code, line, time.perf_counter() - start, time.process_time() - cpu
 
 
 _JSON_TARGETS: dict[str, Path] = {}
@@ -295,8 +297,8 @@ def sweep(
             for prompt_name, name, argv in runs:
                 if only and name not in only:
                     continue
-                status, code, line, seconds = run_one(model, argv)
-                outcome = Outcome(Path(model).name, prompt_name, name, argv, status, code, line, seconds)
+                status, code, line, seconds, cpu = run_one(model, argv)
+                outcome = Outcome(Path(model).name, prompt_name, name, argv, status, code, line, seconds, cpu)
                 out.outcomes.append(outcome)
                 if each is not None:
                     each(outcome)
@@ -322,8 +324,8 @@ def table(result: Sweep) -> str:
             else:
                 text = f"**{o.status.upper()}**"
             cell[(o.prompt, o.command)] = text
-        seconds = sum(o.seconds for o in mine)
-        parts += [f"### {model}", "", f"{len(mine)} runs, {seconds:.0f} s in all."]
+        seconds, cpu = sum(o.seconds for o in mine), sum(o.cpu for o in mine)
+        parts += [f"### {model}", "", f"{len(mine)} runs, {seconds:.0f} s in all ({cpu:.0f} CPU s)."]
         info = cell.get(("-", "info"))
         if info:
             parts += ["", f"`info`: {info}."]
@@ -386,7 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = (out / "outcomes.jsonl").open("w", encoding="utf-8") if out is not None else None
 
     def each(o: Outcome) -> None:
-        print(f"{o.model} {o.prompt} {o.command}: {o.status} ({o.seconds:.1f} s) {o.line}", file=sys.stderr, flush=True)
+        print(
+            f"{o.model} {o.prompt} {o.command}: {o.status} ({o.seconds:.1f} s, {o.cpu:.1f} CPU s) {o.line}",
+            file=sys.stderr,
+            flush=True,
+        )
         if log is not None:
             log.write(json.dumps(o.__dict__, ensure_ascii=False) + "\n")
             log.flush()

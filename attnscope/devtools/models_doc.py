@@ -55,6 +55,15 @@ _ENGLISH = "`The cat sat on the mat because it was tired`"
 _SEED = "the note's sentence `민수는 사과를 샀다. 그는 그것을 먹었다.`"
 _LONG = "40 numbered copies of one English sentence (712 tokens with BOS; the query is the last one)"
 _CAT = "`The cat sat on the mat` (corrupt: `dog`)"
+# What tests/acceptance/test_gemma.py measured (ATTNSCOPE_RECORD_MEASURED), largest |difference|.
+GEMMA_MEASURED: dict[str, float] = {
+    "weights english": 7.2e-07,
+    "weights seed": 7.7e-07,
+    "weights long": 4.8e-06,
+    "weights long, past the window": 0.0,
+    "ablate": 9.8e-06,
+    "knockout": 6.0e-07,
+}
 REAL: tuple[Checkpoint, ...] = (
     Checkpoint(
         "qwen2",
@@ -122,66 +131,55 @@ REAL: tuple[Checkpoint, ...] = (
         "Gemma 3 270M (`gemma-3-270m-q4_k_m.gguf`, from `fetch-gemma3.sh`)",
         "18 layers, 4 query heads sharing 1 KV head (head_dim 256), full attention at layers 5, 11, 17 "
         "and a 512-key sliding window elsewhere, q/k norms, a norm after each block, BOS prepended",
-        (
-            Measured(
-                "weights english", "`weights --query it`, every layer and head", _ENGLISH, _EAGER, "1e-4", 0.0, _G
-            ),
-            Measured("weights seed", "`weights --query 그것을`, every layer and head", _SEED, _EAGER, "1e-4", 0.0, _G),
-            Measured("weights long", "`weights`, every layer and head", _LONG, _EAGER, "1e-4", 0.0, _G),
-            Measured(
-                "weights long, past the window",
-                "`weights`: the sliding layers' keys past the window",
-                _LONG,
-                f"{_EAGER} (both exactly 0)",
-                "0 (equal)",
-                0.0,
-                _G,
-            ),
-            Measured(
-                "ablate",
-                "`ablate --target . --layer 0,5,11,17`",
-                "`The cat sat on the mat`",
-                "a forward pre-hook zeroing the head's slice of o_proj's input, one head at a time",
-                "1e-4",
-                0.0,
-                _G,
-            ),
-            Measured(
-                "knockout",
-                "`knockout --query it --key cat --layers 3,4,5 --target .`",
-                _ENGLISH,
-                "eager attention with the query -> key entries of its additive mask set to -inf",
-                "1e-4",
-                0.0,
-                _G,
-            ),
-            Measured(
-                "patch",
-                "`patch --layer 5,17 --site head,resid,k,v --target .`",
-                _CAT,
-                "hooks copying the donor run's activation in (o_proj's input, the layer's input, k_proj/v_proj)",
-                "1e-4",
-                0.0,
-                _G,
-            ),
-            Measured(
-                "generate",
-                "`generate -n 4`",
-                _ENGLISH,
-                "the plain copy's greedy `generate` (ids equal); eager over prompt + answer (rows)",
-                "1e-4",
-                0.0,
-                _G,
-            ),
-            Measured(
-                "stats",
-                "`stats` (batches of 2, padded)",
-                "four prompts: English, the seed sentence, code, repeats",
-                "every statistic written out position by position from eager rows (means)",
-                "1e-5 + 1e-4 relative",
-                0.0,
-                _G,
-            ),
+        tuple(
+            Measured(key, command, prompt, against, bound, GEMMA_MEASURED.get(key), _G)
+            for key, command, prompt, against, bound in (
+                ("weights english", "`weights --query it`, every layer and head", _ENGLISH, _EAGER, "1e-4"),
+                ("weights seed", "`weights --query 그것을`, every layer and head", _SEED, _EAGER, "1e-4"),
+                ("weights long", "`weights`, every layer and head", _LONG, _EAGER, "1e-4"),
+                (
+                    "weights long, past the window",
+                    "`weights`: the sliding layers' keys past the window",
+                    _LONG,
+                    f"{_EAGER} (both exactly 0)",
+                    "0 (equal)",
+                ),
+                (
+                    "ablate",
+                    "`ablate --target . --layer 0,5,11,17`",
+                    "`The cat sat on the mat`",
+                    "a forward pre-hook zeroing the head's slice of o_proj's input, one head at a time",
+                    "1e-4",
+                ),
+                (
+                    "knockout",
+                    "`knockout --query it --key cat --layers 3,4,5 --target .`",
+                    _ENGLISH,
+                    "eager attention with the query -> key entries of its additive mask set to -inf",
+                    "1e-4",
+                ),
+                (
+                    "patch",
+                    "`patch --layer 5,17 --site head,resid,k,v --target .`",
+                    _CAT,
+                    "hooks copying the donor run's activation in (o_proj's input, the layer's input, k_proj/v_proj)",
+                    "1e-4",
+                ),
+                (
+                    "generate",
+                    "`generate -n 4`",
+                    _ENGLISH,
+                    "the plain copy's greedy `generate` (ids equal); eager over prompt + answer (rows)",
+                    "1e-4",
+                ),
+                (
+                    "stats",
+                    "`stats` (batches of 2, padded)",
+                    "four prompts: English, the seed sentence, code, repeats",
+                    "every statistic written out position by position from eager rows (means)",
+                    "1e-5 + 1e-4 relative",
+                ),
+            )
         ),
     ),
 )

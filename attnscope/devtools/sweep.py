@@ -15,14 +15,15 @@ the last two are what a sweep must never find.
 
 ``cheap=True`` (what the slow test, ``tests/acceptance/test_sweep.py``, runs) trims the
 costly parts: the sweeps over layers (``ablate``, ``knockout``, ``patch``) run two layers,
-``explore`` draws no ablation (no target), ``reuse`` repeats once, ``roles`` copies 8 tokens,
-``generate`` makes one token, ``stats`` draws 10 bootstrap replicates, and on the long prompt
+``explore`` draws no ablation (no target), ``reuse`` repeats once, ``generate`` makes one
+token, ``stats`` draws 10 bootstrap replicates, and on the long prompt
 ``flow`` keeps fewer parts. The full matrix (``cheap=False``) is what the table in ``docs/models.md`` comes from.
 
 Usage::
 
     python -m attnscope.devtools.sweep MODEL.gguf [MODEL2.gguf ...] [--cheap] [--out DIR]
-        [--only weights,heads] [--prompts ko,en]
+        [--only weights,heads] [--prompts korean,english] [--doc docs/sweep.md]
+    python -m attnscope.devtools.sweep --from DIR/outcomes.jsonl [...] --doc docs/sweep.md
 
 It prints, and writes to ``DIR/summary.md``, one table per model (prompt x command: ``ok``,
 ``refused (N)`` with the numbered reasons below it, or ``INTERNAL``), and exits 1 when any run
@@ -170,7 +171,7 @@ def commands(p: Prompt, work: Path, cheap: bool) -> list[Command]:
         ("explain", ["explain", p.text, *query, "--layer", "-1", "--head", "0", *lang]),
         ("rope", ["rope", "--prompt", p.text, "--layer", "-1", *lang]),
         ("reuse", ["reuse", prefix, suffix, *(["--repeat", "1"] if cheap else []), *lang]),
-        ("roles", ["roles", p.text, *(["--length", "8"] if cheap else []), *lang]),
+        ("roles", ["roles", p.text, *lang]),
         ("generate", ["generate", p.text, "-n", "1" if cheap else "5", *lang]),
         ("explore", ["explore", p.text, *query, "--output", str(work / f"{p.name}.html"), *([] if cheap else target)]),
         ("ablate", ["ablate", p.text, *target, *layers, *lang]),
@@ -373,7 +374,10 @@ def page(result: Sweep, cheap: bool) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attnscope.devtools.sweep", description=__doc__.split("\n")[0])
-    parser.add_argument("models", nargs="+", help="model paths (.gguf, folders) or hub ids")
+    parser.add_argument("models", nargs="*", help="model paths (.gguf, folders) or hub ids")
+    parser.add_argument(
+        "--from", dest="logs", action="append", type=Path, default=[], help="run nothing: the table of saved outcomes"
+    )
     parser.add_argument("--cheap", action="store_true", help="the slow test's trimmed settings")
     parser.add_argument(
         "--out", type=Path, default=None, help="folder for summary.md, outcomes.jsonl and the runs' files"
@@ -397,6 +401,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.write(json.dumps(o.__dict__, ensure_ascii=False) + "\n")
             log.flush()
 
+    if args.logs:
+        result = Sweep(
+            [Outcome(**json.loads(line)) for log_path in args.logs for line in log_path.open(encoding="utf-8")]
+        )
+        if args.doc is not None:
+            args.doc.write_text(page(result, args.cheap), encoding="utf-8")
+        print(table(result))
+        return 1 if result.bad() else 0
     result = sweep(
         args.models,
         cheap=args.cheap,

@@ -63,6 +63,10 @@ GEMMA_MEASURED: dict[str, float] = {
     "weights long, past the window": 0.0,
     "ablate": 9.8e-06,
     "knockout": 6.0e-07,
+    "patch": 6.7e-06,
+    "generate": 1.2e-06,
+    "stats": 8.1e-07,
+    "flow": 9.4e-08,
 }
 REAL: tuple[Checkpoint, ...] = (
     Checkpoint(
@@ -171,6 +175,13 @@ REAL: tuple[Checkpoint, ...] = (
                     _ENGLISH,
                     "the plain copy's greedy `generate` (ids equal); eager over prompt + answer (rows)",
                     "1e-4",
+                ),
+                (
+                    "flow",
+                    "`flow`: completeness (each layer's parts against its real output)",
+                    _ENGLISH,
+                    "the model's own forward; relative to the layer's largest activation (absolute: up to 2.0e-03)",
+                    "1e-5 relative",
                 ),
                 (
                     "stats",

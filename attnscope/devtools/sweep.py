@@ -125,7 +125,7 @@ class Outcome:
     prompt: str
     command: str
     argv: list[str]
-    status: str  # ok | refused | internal | crash
+    status: str  # ok | refused | internal | crash | usage (Click refused the sweep's own arguments)
     exit_code: int
     line: str  # the error line (refused, internal) or the last stderr line
     seconds: float  # wall
@@ -139,7 +139,7 @@ class Sweep:
     outcomes: list[Outcome] = field(default_factory=list)
 
     def bad(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status in ("internal", "crash")]
+        return [o for o in self.outcomes if o.status in ("internal", "crash", "usage")]
 
 
 Command = tuple[str, list[str]]
@@ -175,7 +175,7 @@ def commands(p: Prompt, work: Path, cheap: bool) -> list[Command]:
         ("generate", ["generate", p.text, "-n", "1" if cheap else "5", *lang]),
         ("explore", ["explore", p.text, *query, "--output", str(work / f"{p.name}.html"), *([] if cheap else target)]),
         ("ablate", ["ablate", p.text, *target, *layers, *lang]),
-        ("knockout", ["knockout", p.text, *target, "--key", p.key, *layers, *lang]),
+        ("knockout", ["knockout", p.text, *target, "--key", p.key, *(["--layers", "4,5"] if cheap else []), *lang]),
         ("patch", ["patch", "--clean", p.text, "--corrupt", p.corrupt, "--align", *target, *layers, *lang]),
         ("flow", ["flow", p.text, *(["--threshold", "0.2"] if trim else []), *lang]),
         ("stats", ["stats", "--input", str(corpus), "--bootstrap", "10" if cheap else "100", *lang]),
@@ -230,6 +230,8 @@ def _status(exit_code: int, stderr: str, exc: BaseException | None) -> tuple[str
         return "internal", internal[-1] if internal else (lines[-1] if lines else "exit 70")
     if "Traceback" in stderr:
         return "crash", lines[-1] if lines else ""
+    if exit_code == 2 and lines and lines[-1].startswith("Error: "):
+        return "usage", lines[-1]  # Click's own usage error: the sweep's arguments are wrong
     if exit_code == 0:
         return "ok", lines[-1] if lines else ""
     errors = [line for line in lines if line.startswith(_ERROR)]
@@ -337,9 +339,9 @@ def table(result: Sweep) -> str:
         if reasons:
             parts += ["", "Refusals:", ""]
             parts += [f"{i}. `{r}`" for i, r in enumerate(reasons, 1)]
-        bad = [o for o in mine if o.status in ("internal", "crash")]
+        bad = [o for o in mine if o.status in ("internal", "crash", "usage")]
         if bad:
-            parts += ["", "Internal errors and crashes:", ""]
+            parts += ["", "Internal errors, crashes and the sweep's own usage errors:", ""]
             parts += [f"- {o.prompt} `{o.command}`: `{o.line}`" for o in bad]
         parts.append("")
     return "\n".join(parts)

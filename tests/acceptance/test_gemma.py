@@ -219,3 +219,23 @@ def test_stats_equal_eager(gemma: Any, tmp_path: Path) -> None:
         worst = max(worst, float(np.abs(np.array(got.mean, float) - mean).max()))
     assert ref["induction"][2] > 0 and ref["duplicate_token"][2] > 0
     documented("stats", worst)
+
+
+@pytest.mark.slow
+def test_flow_is_complete(gemma: Any) -> None:
+    """Each layer's parts add up to what the model computes (each post-block norm's scale frozen per
+    position, as the pre-norm's already is), as on Qwen: within float rounding of the residual,
+    whose entries reach the thousands in Gemma 3, so the bound is relative to each layer's
+    largest |activation|."""
+    from attnscope.core.causal.flow import flow
+
+    from support.statsref import eager
+
+    r = flow(gemma, ENGLISH)
+    assert len(r.layers) == 18 and r.edges
+    _, hidden = eager(gemma.model, r.token_ids)  # each layer's output (T, D)
+    scale = [float(np.abs(h).max()) for h in hidden]
+    assert max(scale) > 100  # the absolute errors below are rounding at this size
+    worst = max(max(c.attention_error, c.mlp_error) / scale[layer] for layer, c in enumerate(r.layers))
+    assert worst < 1e-5, worst
+    documented("flow", worst)

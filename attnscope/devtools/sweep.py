@@ -139,7 +139,7 @@ class Sweep:
     outcomes: list[Outcome] = field(default_factory=list)
 
     def bad(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status in ("internal", "crash", "usage")]
+        return [o for o in self.outcomes if o.status in BAD]
 
 
 Command = tuple[str, list[str]]
@@ -222,23 +222,21 @@ _INTERNAL = ("attnscope: internal error", "attnscope: 내부 오류")
 
 
 def _status(exit_code: int, stderr: str, exc: BaseException | None) -> tuple[str, str]:
-    lines = [line for line in stderr.splitlines() if line.strip()]
     if exc is not None:
         return "crash", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else f"exit {exit_code}"
     internal = [line for line in lines if line.startswith(_INTERNAL)]
     if internal or exit_code == 70:
-        return "internal", internal[-1] if internal else (lines[-1] if lines else "exit 70")
+        return "internal", internal[-1] if internal else last
     if "Traceback" in stderr:
-        return "crash", lines[-1] if lines else ""
-    if exit_code == 2 and lines and lines[-1].startswith("Error: "):
-        return "usage", lines[-1]  # Click's own usage error: the sweep's arguments are wrong
+        return "crash", last
     if exit_code == 0:
         return "ok", lines[-1] if lines else ""
-    errors = [line for line in lines if line.startswith(_ERROR)]
-    if errors and errors[-1] == lines[-1]:
-        line = errors[-1]
-        return "refused", line[next(len(p) for p in _ERROR if line.startswith(p)) :]
-    return "crash", lines[-1] if lines else f"exit {exit_code}"
+    if exit_code == 2 and last.startswith("Error: "):
+        return "usage", last  # Click's own usage error: the sweep's arguments are wrong
+    prefix = next((p for p in _ERROR if last.startswith(p)), None)
+    return ("crash", last) if prefix is None else ("refused", last[len(prefix) :])
 
 
 def run_one(model: str, argv: Sequence[str]) -> tuple[str, int, str, float, float]:
@@ -308,42 +306,47 @@ def sweep(
     return out
 
 
+BAD = ("internal", "crash", "usage")
+
+
+def _cells(mine: Sequence[Outcome]) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """(prompt, command) -> its cell, and the refusals' reasons in the order they were numbered."""
+    reasons: list[str] = []
+    cell: dict[tuple[str, str], str] = {}
+    for o in mine:
+        if o.status == "refused":
+            if o.line not in reasons:
+                reasons.append(o.line)
+            cell[(o.prompt, o.command)] = f"refused ({reasons.index(o.line) + 1})"
+        else:
+            cell[(o.prompt, o.command)] = "ok" if o.status == "ok" else f"**{o.status.upper()}**"
+    return cell, reasons
+
+
+def _model_table(model: str, mine: Sequence[Outcome]) -> list[str]:
+    cols = [n for n in dict.fromkeys(o.command for o in mine) if n != "info"]
+    prompts = [p for p in dict.fromkeys(o.prompt for o in mine) if p != "-"]
+    cell, reasons = _cells(mine)
+    seconds, cpu = sum(o.seconds for o in mine), sum(o.cpu for o in mine)
+    parts = [f"### {model}", "", f"{len(mine)} runs, {seconds:.0f} s in all ({cpu:.0f} CPU s)."]
+    if ("-", "info") in cell:
+        parts += ["", f"`info`: {cell[('-', 'info')]}."]
+    parts += ["", "| prompt | " + " | ".join(f"`{n}`" for n in cols) + " |", "|---|" + "---|" * len(cols)]
+    parts += [f"| {p} | " + " | ".join(cell.get((p, n), "-") for n in cols) + " |" for p in prompts]
+    if reasons:
+        parts += ["", "Refusals:", "", *(f"{i}. `{r}`" for i, r in enumerate(reasons, 1))]
+    bad = [o for o in mine if o.status in BAD]
+    if bad:
+        parts += ["", "Internal errors, crashes and the sweep's own usage errors:", ""]
+        parts += [f"- {o.prompt} `{o.command}`: `{o.line}`" for o in bad]
+    return [*parts, ""]
+
+
 def table(result: Sweep) -> str:
     """Markdown: per model, one row per prompt and one column per command, then the refusals."""
     parts: list[str] = []
     for model in dict.fromkeys(o.model for o in result.outcomes):
-        mine = [o for o in result.outcomes if o.model == model]
-        names = list(dict.fromkeys(o.command for o in mine))
-        prompts = list(dict.fromkeys(o.prompt for o in mine if o.prompt != "-"))
-        reasons: list[str] = []
-        cell: dict[tuple[str, str], str] = {}
-        for o in mine:
-            if o.status == "ok":
-                text = "ok"
-            elif o.status == "refused":
-                if o.line not in reasons:
-                    reasons.append(o.line)
-                text = f"refused ({reasons.index(o.line) + 1})"
-            else:
-                text = f"**{o.status.upper()}**"
-            cell[(o.prompt, o.command)] = text
-        seconds, cpu = sum(o.seconds for o in mine), sum(o.cpu for o in mine)
-        parts += [f"### {model}", "", f"{len(mine)} runs, {seconds:.0f} s in all ({cpu:.0f} CPU s)."]
-        info = cell.get(("-", "info"))
-        if info:
-            parts += ["", f"`info`: {info}."]
-        cols = [n for n in names if n != "info"]
-        parts += ["", "| prompt | " + " | ".join(f"`{n}`" for n in cols) + " |", "|---|" + "---|" * len(cols)]
-        for p in prompts:
-            parts.append(f"| {p} | " + " | ".join(cell.get((p, n), "-") for n in cols) + " |")
-        if reasons:
-            parts += ["", "Refusals:", ""]
-            parts += [f"{i}. `{r}`" for i, r in enumerate(reasons, 1)]
-        bad = [o for o in mine if o.status in ("internal", "crash", "usage")]
-        if bad:
-            parts += ["", "Internal errors, crashes and the sweep's own usage errors:", ""]
-            parts += [f"- {o.prompt} `{o.command}`: `{o.line}`" for o in bad]
-        parts.append("")
+        parts += _model_table(model, [o for o in result.outcomes if o.model == model])
     return "\n".join(parts)
 
 

@@ -125,7 +125,9 @@ class Outcome:
     prompt: str
     command: str
     argv: list[str]
-    status: str  # ok | refused | internal | crash | usage (Click refused the sweep's own arguments)
+    status: (
+        str  # ok | refused | internal | crash | check (a self-check failed) | usage (Click refused the sweep's argv)
+    )
     exit_code: int
     line: str  # the error line (refused, internal) or the last stderr line
     seconds: float  # wall
@@ -233,6 +235,8 @@ def _status(exit_code: int, stderr: str, exc: BaseException | None) -> tuple[str
         return "crash", last
     if exit_code == 0:
         return "ok", lines[-1] if lines else ""
+    if exit_code == 5:
+        return "check", last  # attnscope's own check of its numbers failed (exit 5)
     if exit_code == 2 and last.startswith("Error: "):
         return "usage", last  # Click's own usage error: the sweep's arguments are wrong
     prefix = next((p for p in _ERROR if last.startswith(p)), None)
@@ -306,7 +310,7 @@ def sweep(
     return out
 
 
-BAD = ("internal", "crash", "usage")
+BAD = ("internal", "crash", "usage", "check")
 
 
 def _cells(mine: Sequence[Outcome]) -> tuple[dict[tuple[str, str], str], list[str]]:
@@ -350,7 +354,7 @@ def table(result: Sweep) -> str:
     return "\n".join(parts)
 
 
-def page(result: Sweep, cheap: bool) -> str:
+def page(result: Sweep, cheap: bool, note: str = "") -> str:
     """docs/sweep.md: what the sweep is, how to run it, and its tables."""
     prompts = ", ".join(f"{p.name} (`{p.text[:40]}`)".replace("\n", "\\n") for p in PROMPTS)
     return "\n".join(
@@ -390,6 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="commands, comma-separated (default: all)")
     parser.add_argument("--prompts", default="", help="prompt names, comma-separated (default: all)")
     parser.add_argument("--doc", type=Path, default=None, help="also write the page docs/sweep.md here")
+    parser.add_argument("--note", default="", help="a paragraph for the page, after its introduction")
     args = parser.parse_args(argv)
     out: Path | None = args.out
     if out is not None:
@@ -411,7 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             [Outcome(**json.loads(line)) for log_path in args.logs for line in log_path.open(encoding="utf-8")]
         )
         if args.doc is not None:
-            args.doc.write_text(page(result, args.cheap), encoding="utf-8")
+            args.doc.write_text(page(result, args.cheap, args.note), encoding="utf-8")
         print(table(result))
         return 1 if result.bad() else 0
     result = sweep(
@@ -427,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out is not None:
         (out / "summary.md").write_text(text, encoding="utf-8")
     if args.doc is not None:
-        args.doc.write_text(page(result, args.cheap), encoding="utf-8")
+        args.doc.write_text(page(result, args.cheap, args.note), encoding="utf-8")
     if log is not None:
         log.close()
     return 1 if result.bad() else 0

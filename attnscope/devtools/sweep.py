@@ -9,12 +9,14 @@ saved ``weights --json`` for ``render``). ``info`` reads no prompt and runs once
 Every run goes through the CLI in this process (``typer.testing.CliRunner``), and each model
 is loaded once: :func:`loads_once` keeps the first load of each model and hands it to every
 later command. A run's outcome is ``ok`` (exit 0), ``refused`` (an ``attnscope: error:``
-line, the reason kept), or ``internal`` (``attnscope: internal error``, exit 70) or
-``crash`` (anything else: an exception out of the CLI, another exit status, a traceback);
-the last two are what a sweep must never find.
+line, the reason kept), ``internal`` (``attnscope: internal error``, exit 70), ``check`` (a
+self-check of the numbers failed, exit 5), ``usage`` (Click refused the sweep's own arguments)
+or ``crash`` (anything else: an exception out of the CLI, another exit status, a traceback);
+all but the first two are what a sweep must never find.
 
 ``cheap=True`` (what the slow test, ``tests/acceptance/test_sweep.py``, runs) trims the
-costly parts: the sweeps over layers (``ablate``, ``knockout``, ``patch``) run two layers,
+costly parts: the sweeps over layers (``ablate``, ``knockout``, ``patch``) run two layers
+(``patch`` its head site only),
 ``explore`` draws no ablation (no target), ``reuse`` repeats once, ``generate`` makes one
 token, ``stats`` draws 10 bootstrap replicates, and on the long prompt
 ``flow`` keeps fewer parts. The full matrix (``cheap=False``) is what the table in ``docs/models.md`` comes from.
@@ -161,6 +163,7 @@ def commands(p: Prompt, work: Path, cheap: bool) -> list[Command]:
     lang = ["--lang", p.lang]
     query = ["--query", p.query, *(["--occurrence", str(p.occurrence)] if p.occurrence else [])]
     target = ["--target", "."]
+    site = ["--site", "head"] if cheap else []  # the residual site patches every position: 600 runs a layer
     return [
         ("weights", ["weights", p.text, *query, *lang]),
         ("weights --json", ["weights", p.text, *query, "--layer", "all", "--head", "all", "--json"]),
@@ -178,7 +181,7 @@ def commands(p: Prompt, work: Path, cheap: bool) -> list[Command]:
         ("explore", ["explore", p.text, *query, "--output", str(work / f"{p.name}.html"), *([] if cheap else target)]),
         ("ablate", ["ablate", p.text, *target, *layers, *lang]),
         ("knockout", ["knockout", p.text, *target, "--key", p.key, *(["--layers", "4,5"] if cheap else []), *lang]),
-        ("patch", ["patch", "--clean", p.text, "--corrupt", p.corrupt, "--align", *target, *layers, *lang]),
+        ("patch", ["patch", "--clean", p.text, "--corrupt", p.corrupt, "--align", *target, *layers, *site, *lang]),
         ("flow", ["flow", p.text, *(["--threshold", "0.2"] if trim else []), *lang]),
         ("stats", ["stats", "--input", str(corpus), "--bootstrap", "10" if cheap else "100", *lang]),
     ]
@@ -365,8 +368,8 @@ def page(result: Sweep, cheap: bool, note: str = "") -> str:
             f"{prompts} and long ({LONG_TOKENS} tokens of the model's own tokenizer: copies of one",
             "paragraph, longer than Gemma 3's 512-key window; the query is its last `ships`).",
             "`ok`: exit 0. `refused (N)`: one `attnscope: error:` line, its reason numbered under the",
-            "table. An internal error or a crash would be printed in bold and listed; the sweep exits 1",
-            "when there is one. The Korean prompt runs with `--lang ko`, so its refusals are worded in",
+            "table. An internal error, a crash or a failed self-check (exit 5) is printed in bold and",
+            "listed; the sweep exits 1 when there is one. The Korean prompt runs with `--lang ko`, so its refusals are worded in",
             "Korean.",
             "",
             "Written by `ATTNSCOPE_WRITE_SWEEP_DOC=1 python -m pytest tests/acceptance/test_sweep.py`",

@@ -16,10 +16,9 @@ all but the first two are what a sweep must never find.
 
 ``cheap=True`` (what the slow test, ``tests/acceptance/test_sweep.py``, runs) trims the
 costly parts: the sweeps over layers (``ablate``, ``knockout``, ``patch``) run two layers
-(``patch`` its head site only),
-``explore`` draws no ablation (no target), ``reuse`` repeats once, ``generate`` makes one
-token, ``stats`` draws 10 bootstrap replicates, and on the long prompt
-``flow`` keeps fewer parts. The full matrix (``cheap=False``) is what the table in ``docs/models.md`` comes from.
+(``patch`` its head site only), ``explore`` draws no ablation (no target), ``reuse`` repeats
+once, ``generate`` makes one token, ``stats`` draws 10 bootstrap replicates, and on the long
+prompt ``flow`` keeps fewer parts. ``docs/sweep.md`` holds the tables of one run.
 
 Usage::
 

@@ -162,6 +162,8 @@ def commands(p: Prompt, work: Path, cheap: bool) -> list[Command]:
     lang = ["--lang", p.lang]
     query = ["--query", p.query, *(["--occurrence", str(p.occurrence)] if p.occurrence else [])]
     target = ["--target", "."]
+    explore_query = ["--pos", "-1"] if p.occurrence else ["--query", p.query]  # explore takes no --occurrence
+    explore_target = [] if cheap else target
     site = ["--site", "head"] if cheap else []  # the residual site patches every position: 600 runs a layer
     return [
         ("weights", ["weights", p.text, *query, *lang]),
@@ -177,7 +179,7 @@ def commands(p: Prompt, work: Path, cheap: bool) -> list[Command]:
         ("reuse", ["reuse", prefix, suffix, *(["--repeat", "1"] if cheap else []), *lang]),
         ("roles", ["roles", p.text, *lang]),
         ("generate", ["generate", p.text, "-n", "1" if cheap else "5", *lang]),
-        ("explore", ["explore", p.text, *query, "--output", str(work / f"{p.name}.html"), *([] if cheap else target)]),
+        ("explore", ["explore", p.text, *explore_query, "--output", str(work / f"{p.name}.html"), *explore_target]),
         ("ablate", ["ablate", p.text, *target, *layers, *lang]),
         ("knockout", ["knockout", p.text, *target, "--key", p.key, *(["--layers", "4,5"] if cheap else []), *lang]),
         ("patch", ["patch", "--clean", p.text, "--corrupt", p.corrupt, "--align", *target, *layers, *site, *lang]),

@@ -81,6 +81,9 @@ def figure(r: CircuitResult, ctx: Ctx) -> str:
     return svg.to_string()
 
 
+TICK_Y = 22  # the fraction labels sit below the lowest level's label (which ends at the axis)
+
+
 def _curves(svg: Svg, ctx: Ctx, runs: list[MethodRun], numbers: list[d.CurveNumbers], y: float) -> float:
     lang = ctx.lang
     svg.text(MARGIN, y + 12, t(lang, "circuit.fig_curve"), size=12, bold=True)
@@ -101,7 +104,7 @@ def _curves(svg: Svg, ctx: Ctx, runs: list[MethodRun], numbers: list[d.CurveNumb
         svg.text(left - 6, yy + 4, f"{level:.2g}", size=10, anchor="end", fill=DIM)
     for i, f in enumerate(fractions):
         x, _ = at(i, low)
-        svg.text(x, top + PLOT_H + 16, f"{f * 100:g}%", size=10, anchor="middle", fill=DIM)
+        svg.text(x, top + PLOT_H + TICK_Y, f"{f * 100:g}%", size=10, anchor="middle", fill=DIM)
     for k, (run, n) in enumerate(zip(runs, numbers, strict=True)):
         colour = COLOURS[k % len(COLOURS)]
         band = [at(i, lo) for i, (lo, _) in enumerate(n.ci) if math.isfinite(lo)]
@@ -118,8 +121,8 @@ def _curves(svg: Svg, ctx: Ctx, runs: list[MethodRun], numbers: list[d.CurveNumb
             t(lang, "circuit.fig_legend", method=run.method, cmd=f"{n.cmd:.3f}", cpr=f"{n.cpr:.3f}"),
             size=11,
         )
-    svg.text(left, top + PLOT_H + 16 + ROW, t(lang, "circuit.fig_axis"), size=11, fill=DIM)
-    return top + PLOT_H + 16 + ROW
+    svg.text(left, top + PLOT_H + TICK_Y + ROW, t(lang, "circuit.fig_axis"), size=11, fill=DIM)
+    return top + PLOT_H + TICK_Y + ROW
 
 
 def _graph(svg: Svg, ctx: Ctx, r: CircuitResult, run: MethodRun, numbers: d.CurveNumbers, y: float) -> None:

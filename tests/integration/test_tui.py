@@ -3,7 +3,6 @@ commands that compute them, the exports against those commands' JSON, bad input 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -20,7 +19,7 @@ pytest.importorskip("textual")
 from attnscope.tui.app import Browser  # noqa: E402
 from attnscope.tui.session import load, open_prompt  # noqa: E402
 
-from support import SEED, reference  # noqa: E402
+from support import SEED, aio, reference  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +30,7 @@ def drive(app: Browser, steps: Callable[[Any], Awaitable[None]], size: tuple[int
             await pilot.pause()
             await steps(pilot)
 
-    asyncio.run(main())
+    aio.run(main())
 
 
 async def settle(pilot: Any) -> None:

@@ -4,7 +4,6 @@ $ATTNSCOPE_TUI_SCREENS when set, for a person to look at; docs/tui-*.png came fr
 
 from __future__ import annotations
 
-import asyncio
 import io
 import os
 from pathlib import Path
@@ -21,7 +20,7 @@ from attnscope.render.messages.ko import BANNED  # noqa: E402
 from attnscope.tui.app import Browser  # noqa: E402
 from attnscope.tui.session import open_prompt  # noqa: E402
 
-from support import SEED  # noqa: E402
+from support import SEED, aio  # noqa: E402
 
 SIZES = [(80, 24), (160, 48)]
 SCREENS = {
@@ -56,7 +55,7 @@ def shoot(loaded: Any, lang: str, size: tuple[int, int], keys: tuple[str, ...], 
             got["lines"] = screen_lines(app)
             got["svg"] = app.export_screenshot(title=f"attnscope tui ({name}, {lang})")
 
-    asyncio.run(main())
+    aio.run(main())
     folder = os.environ.get("ATTNSCOPE_TUI_SCREENS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)

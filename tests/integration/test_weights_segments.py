@@ -125,7 +125,16 @@ def test_by_segment_with_per_head_norm_and_no_sink(cli: Any, model_dir: Path, tm
 
 
 def test_query_in_an_earlier_message_cuts_the_segments_there(cli: Any, model_dir: Path, tmp_path: Path) -> None:
-    args = ["--messages", messages_file(tmp_path, TWO_TURNS), "-q", "hello att", "--model", str(model_dir)]
+    args = [
+        "--messages",
+        messages_file(tmp_path, TWO_TURNS),
+        "-q",
+        "hello",
+        "--occurrence",
+        "2",
+        "--model",
+        str(model_dir),
+    ]
     doc = run_json(cli, *args, "--by", "segment")
     q = doc["query"]["index"]
     assert q in doc["segments"][2]["tokens"]  # the assistant turn

@@ -373,7 +373,7 @@ def page(result: Sweep, cheap: bool, note: str = "") -> str:
             "listed; the sweep exits 1 when there is one. The Korean prompt runs with `--lang ko`, so its refusals are worded in",
             "Korean.",
             "",
-            "Written by `ATTNSCOPE_WRITE_SWEEP_DOC=1 python -m pytest tests/acceptance/test_sweep.py`",
+            "Written by `ATTNSCOPE_WRITE_SWEEP_DOC=1 ATTNSCOPE_SWEEP_PROMPTS=all python -m pytest tests/acceptance/test_sweep.py`",
             "(the slow test: the cheap settings, which `--cheap` gives the script), or by",
             "`python -m attnscope.devtools.sweep MODEL.gguf ... --doc docs/sweep.md`; each model is loaded",
             "once and every command runs through the CLI in that process. "

@@ -239,3 +239,15 @@ def test_flow_is_complete(gemma: Any) -> None:
     worst = max(max(c.attention_error, c.mlp_error) / scale[layer] for layer, c in enumerate(r.layers))
     assert worst < 1e-5, worst
     documented("flow", worst)
+
+
+@pytest.mark.slow
+def test_reuse_on_a_prefix_that_ends_inside_a_word(gemma: Any) -> None:
+    """Gemma's pieces are SentencePiece, not byte-level: a prefix cut inside a word ('ma' + 't')
+    gives ids the whole text would not, and the tokens are read from the pieces themselves."""
+    from attnscope.core.reuse import reuse
+
+    r = reuse(gemma, "The cat sat on the ma", "t because it was tired")
+    assert [t.label for t in r.tokens][:8] == ["<bos>", "The", "cat", "sat", "on", "the", "ma", "t"]
+    assert "".join(t.text for t in r.tokens) == "The cat sat on the mat because it was tired"
+    assert r.prefix_tokens == 7

@@ -80,6 +80,28 @@ def _token_bytes(tokenizer: Any, ids: list[int]) -> list[bytes] | None:
     return out
 
 
+def _sentencepiece_bytes(tokenizer: Any, ids: list[int], is_special: list[bool]) -> list[bytes] | None:
+    """Each token's bytes from its SentencePiece piece (``▁`` a space, ``<0xNN>`` one byte, a
+    special token none), or None where a piece is not of that form."""
+    out: list[bytes] = []
+    for special, piece in zip(is_special, tokenizer.convert_ids_to_tokens(ids), strict=True):
+        piece = str(piece)
+        if special:
+            out.append(b"")
+        elif len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+            try:
+                out.append(bytes([int(piece[3:5], 16)]))
+            except ValueError:
+                return None
+        else:
+            out.append(piece.replace("\u2581", " ").encode("utf-8"))
+    return out
+
+
+def _pieces_spell(text: str, pieces: list[bytes] | None) -> list[tuple[int, int, str | None, list[str]]] | None:
+    return _spans_from_bytes(text, pieces) if pieces is not None else None
+
+
 def _spans_from_bytes(text: str, pieces: list[bytes]) -> list[tuple[int, int, str | None, list[str]]] | None:
     """(start, end, piece, parts) per token from its bytes; None if bytes != text."""
     if b"".join(pieces) != text.encode("utf-8"):
@@ -197,9 +219,7 @@ def readable(
         spans = _spans_from_bytes(text, [b"" if sp else p for p, sp in zip(pieces, is_special, strict=True)])
     if spans is None:
         # Not byte-level, or a normalizer changed the text: fall back to the tokenizer's offsets.
-        if offsets is None:
-            offsets = _offsets(tokenizer, text, len(ids))
-        spans = [(s, e, None, list(text[s:e])) for s, e in offsets]
+        spans = _offset_spans(tokenizer, text, ids, is_special, offsets)
     names = {
         i: str(tokenizer.convert_ids_to_tokens(int(ids[i])))
         for i, (start, end, _, _) in enumerate(spans)
@@ -223,6 +243,22 @@ def readable(
             )
         )
     return tokens, words
+
+
+def _offset_spans(
+    tokenizer: Any, text: str, ids: list[int], is_special: list[bool], offsets: list[tuple[int, int]] | None
+) -> list[tuple[int, int, str | None, list[str]]]:
+    """Spans from the tokenizer's character offsets; where ``ids`` are not what it gives ``text``
+    (reuse joins a prefix and a suffix tokenized apart), from SentencePiece pieces that spell it."""
+    if offsets is None:
+        try:
+            offsets = _offsets(tokenizer, text, len(ids))
+        except AttnscopeError:
+            spans = _pieces_spell(text, _sentencepiece_bytes(tokenizer, ids, is_special))
+            if spans is None:
+                raise
+            return spans
+    return [(s, e, None, list(text[s:e])) for s, e in offsets]
 
 
 def _offsets(tokenizer: Any, text: str, count: int) -> list[tuple[int, int]]:

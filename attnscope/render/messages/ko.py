@@ -33,7 +33,7 @@ MESSAGES: dict[str, str] = {
     "common.warning.mixed_windows": "경고: 여기서는 두 종류의 레이어를 함께 순위에 올린다. 이 Q에서 슬라이딩 윈도 레이어는 마지막 K {value}개(위치 {count}부터)만 참고하고 전체 어텐션 레이어는 K를 모두 참고한다. 그래서 위치 {count}보다 앞의 K는 슬라이딩 윈도 레이어마다 점수가 0이다.",
     "common.warning.mixed_windows_length": "경고: 여기서는 두 종류의 레이어를 함께 순위에 올린다. 토큰 {count}개는 슬라이딩 윈도 레이어가 참고하는 K {value}개보다 많아서, 그 레이어는 마지막 토큰에서 맨 앞 토큰들을 보지 못한다. 전체 어텐션 레이어는 모두 본다.",
     "common.warning.padded_by_attnscope": "토크나이저가 이 배치를 직접 채우지 않아서, 빈칸을 토큰 ID {value:/로} 채웠다.",
-    "common.warning.boundary_tokens_differ": "경고: prefix와 suffix를 한 텍스트로 토큰화하면 경계의 토큰이 달라진다. 이 확인은 따로 토큰화한 ID를 쓴다.",
+    "common.warning.boundary_tokens_differ": "경고: 앞부분과 뒷부분을 한 텍스트로 토큰화하면 경계의 토큰이 달라진다. 이 확인은 따로 토큰화한 ID를 쓴다.",
     # == end common ==
     # == tokens ==
     "tokens.summary": "토큰 {tokens}개, 단어 {words}개",
